@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// A role is what a token may do: read, or read and write (SPEC §4).
+type role int
+
+const (
+	roleNone role = iota
+	roleRead
+	roleWrite
+)
+
+// tokens holds the configured bearer tokens. It keeps only their SHA-256 hashes: comparing
+// fixed-length hashes in constant time tells an attacker nothing, not even a token's length.
+type tokens struct {
+	hashes [][sha256.Size]byte
+	roles  []role
+}
+
+// parseTokens reads USERS_TOKENS: comma-separated TOKEN:ROLE entries. A problem names the entry by
+// its position and never echoes it, since it may hold a secret.
+func parseTokens(value string) (*tokens, error) {
+	t := &tokens{}
+	for i, entry := range strings.Split(value, ",") {
+		position := i + 1
+		token, roleName, found := strings.Cut(strings.TrimSpace(entry), ":")
+		switch {
+		case strings.TrimSpace(entry) == "":
+			return nil, fmt.Errorf("USERS_TOKENS: entry %d is empty", position)
+		case !found:
+			return nil, fmt.Errorf("USERS_TOKENS: entry %d has no role: write entries as TOKEN:read or TOKEN:write", position)
+		case token == "":
+			return nil, fmt.Errorf("USERS_TOKENS: entry %d has an empty token", position)
+		case !isBearerToken(token):
+			return nil, fmt.Errorf("USERS_TOKENS: the token of entry %d has characters a bearer token cannot have (RFC 6750 allows A-Z a-z 0-9 - . _ ~ + / and trailing =)", position)
+		case roleName != "read" && roleName != "write":
+			return nil, fmt.Errorf("USERS_TOKENS: entry %d has an unknown role: the role is read or write", position)
+		}
+		hash := sha256.Sum256([]byte(token))
+		for j, other := range t.hashes {
+			if other == hash {
+				return nil, fmt.Errorf("USERS_TOKENS: entries %d and %d have the same token", j+1, position)
+			}
+		}
+		t.hashes = append(t.hashes, hash)
+		t.roles = append(t.roles, map[string]role{"read": roleRead, "write": roleWrite}[roleName])
+	}
+	return t, nil
+}
+
+// generateTokens makes one write and one read token of 128 random bits each, for a server started
+// without USERS_TOKENS.
+func generateTokens() (t *tokens, writeToken, readToken string, err error) {
+	random := make([]byte, 32)
+	if _, err := rand.Read(random); err != nil {
+		return nil, "", "", err
+	}
+	writeToken, readToken = hex.EncodeToString(random[:16]), hex.EncodeToString(random[16:])
+	t, err = parseTokens(writeToken + ":write," + readToken + ":read")
+	return t, writeToken, readToken, err
+}
+
+// isBearerToken reports whether s has the syntax of RFC 6750's b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+func isBearerToken(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for _, c := range []byte(body) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// The failures of authentication and permission, each with its challenge (RFC 6750 §3).
+var (
+	errNoToken = &apiError{status: http.StatusUnauthorized,
+		message: "this API needs a bearer token: send Authorization: Bearer <token>",
+		header:  http.Header{"Www-Authenticate": {`Bearer realm="users"`}}}
+	errInvalidToken = &apiError{status: http.StatusUnauthorized,
+		message: "the bearer token is malformed or unknown",
+		header:  http.Header{"Www-Authenticate": {`Bearer realm="users", error="invalid_token"`}}}
+	errReadOnly = &apiError{status: http.StatusForbidden,
+		message: "this token may only read: changing users needs a token with the write role",
+		header:  http.Header{"Www-Authenticate": {`Bearer realm="users", error="insufficient_scope"`}}}
+)
+
+// authenticate finds the role of the request's bearer token (RFC 6750 §2.1).
+func (t *tokens) authenticate(r *http.Request) (role, error) {
+	values := r.Header["Authorization"]
+	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
+		return roleNone, errNoToken
+	}
+	if len(values) > 1 {
+		return roleNone, errInvalidToken
+	}
+	// The scheme, one or more spaces, the token, and nothing after it. The scheme is
+	// case-insensitive (RFC 9110 §11.1).
+	scheme, token, _ := strings.Cut(values[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return roleNone, errNoToken
+	}
+	token = strings.TrimLeft(token, " ")
+	if !isBearerToken(token) {
+		return roleNone, errInvalidToken
+	}
+	hash := sha256.Sum256([]byte(token))
+	found := roleNone
+	for i := range t.hashes { // every entry is compared, so the time taken tells nothing
+		if subtle.ConstantTimeCompare(hash[:], t.hashes[i][:]) == 1 {
+			found = t.roles[i]
+		}
+	}
+	if found == roleNone {
+		return roleNone, errInvalidToken
+	}
+	return found, nil
+}
+
+type roleKey struct{}
+
+func withRole(r *http.Request, granted role) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
+}
+
+// requireRole lets the request through when its token's role covers the route's: a write token
+// may also read.
+func requireRole(r *http.Request, needed role) error {
+	granted, _ := r.Context().Value(roleKey{}).(role)
+	if granted < needed {
+		return errReadOnly
+	}
+	return nil
+}

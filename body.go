@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/mail"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxBodyBytes is the largest body the API reads (SPEC §5): a user is far smaller.
+const maxBodyBytes = 1 << 20
+
+var (
+	errBodyTooLarge = newError(http.StatusRequestEntityTooLarge,
+		"the body is larger than 1 MiB (1048576 bytes)")
+	// HTTP names the media types a method takes in Accept-Post and Accept-Patch; PUT has no such header.
+	errPostMediaType = &apiError{status: http.StatusUnsupportedMediaType,
+		message: "send the body as JSON, with Content-Type: application/json",
+		header:  http.Header{"Accept-Post": {"application/json"}}}
+	errPutMediaType = newError(http.StatusUnsupportedMediaType,
+		"send the body as JSON, with Content-Type: application/json")
+	errPatchMediaType = &apiError{status: http.StatusUnsupportedMediaType,
+		message: "send the body as JSON, with Content-Type: application/json or application/merge-patch+json",
+		header:  http.Header{"Accept-Patch": {"application/json, application/merge-patch+json"}}}
+	errContentEncoding = newError(http.StatusUnsupportedMediaType,
+		"send the body uncompressed, without a Content-Encoding")
+)
+
+// readUser reads the user in the body of POST, PUT or PATCH, judging the request in the order of
+// SPEC §3: media type (415), size (413), then the query and the body (400). pathID is the id in
+// the path, or 0 for POST.
+func readUser(w http.ResponseWriter, r *http.Request, pathID int64) (name, email string, err error) {
+	body, err := readJSONBody(w, r)
+	if err != nil {
+		return "", "", err
+	}
+	if err := rejectQuery(r); err != nil {
+		return "", "", err
+	}
+	fields, err := decodeUserBody(body, pathID)
+	if err != nil {
+		return "", "", err
+	}
+	return fields.validate(r.Method == http.MethodPatch)
+}
+
+// readJSONBody checks a request's media type (415) and size (413), in that order, and returns its
+// whole body. Reading all of it before judging it is what makes an oversized body 413 whatever it
+// holds: a decoder that streams would stop early and judge a prefix.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	mediaTypeError := map[string]*apiError{
+		http.MethodPost: errPostMediaType, http.MethodPut: errPutMediaType, http.MethodPatch: errPatchMediaType,
+	}[r.Method]
+	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case err != nil:
+		return nil, mediaTypeError
+	case mediaType != "application/json" && !(r.Method == http.MethodPatch && mediaType == "application/merge-patch+json"):
+		return nil, mediaTypeError
+	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
+		return nil, mediaTypeError
+	case len(r.Header["Content-Encoding"]) > 0:
+		return nil, errContentEncoding
+	case r.ContentLength > maxBodyBytes:
+		return nil, errBodyTooLarge // known from the headers: no need to read it
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errBodyTooLarge
+	}
+	if err != nil {
+		return nil, newError(http.StatusBadRequest, "the body could not be read to its end")
+	}
+	return body, nil
+}
+
+// userBody is a user as a client sent it, before the field rules are applied.
+type userBody struct {
+	name, email bodyField
+}
+
+type bodyField struct {
+	given bool // the member was in the body, null included
+	null  bool
+	text  string
+}
+
+// decodeUserBody reads a body that must be exactly one JSON object with the members name, email
+// and, only where it repeats the id of the path, id (SPEC §5, steps 3 and 4). pathID is 0 for POST,
+// where a client cannot know the id yet. Every way a body can be wrong has its own message.
+func decodeUserBody(body []byte, pathID int64) (userBody, error) {
+	var user userBody
+	switch {
+	case !utf8.Valid(body): // encoding/json would quietly turn bad bytes into U+FFFD
+		return user, badRequest("the body is not valid UTF-8")
+	case bytes.HasPrefix(body, []byte("\uFEFF")):
+		return user, badRequest("the body starts with a byte-order mark: send JSON without one (RFC 8259 §8.1)")
+	case len(bytes.TrimSpace(body)) == 0:
+		return user, badRequest(`the body is empty: send a JSON object such as {"name": "Ann", "email": "ann@example.com"}`)
+	}
+	// Walking the tokens shows member names exactly as sent: json.Unmarshal would match "Name" to
+	// name and let a repeated member silently win.
+	decoder := json.NewDecoder(bytes.NewReader(body))
+	if token, err := decoder.Token(); err != nil {
+		return user, syntaxError(err)
+	} else if token != json.Delim('{') {
+		return user, badRequest("the body must be a JSON object, such as {\"name\": \"Ann\", \"email\": \"ann@example.com\"}")
+	}
+	var id json.RawMessage
+	idGiven := false
+	for decoder.More() {
+		token, err := decoder.Token()
+		if err != nil {
+			return user, syntaxError(err)
+		}
+		name := token.(string) // inside an object, the decoder returns member names as strings
+		var value json.RawMessage
+		if err := decoder.Decode(&value); err != nil {
+			return user, syntaxError(err)
+		}
+		var field *bodyField
+		switch name {
+		case "name":
+			field = &user.name
+		case "email":
+			field = &user.email
+		case "id":
+			if idGiven {
+				return user, badRequest(`the member "id" appears twice: each member may appear once (RFC 8259 §4)`)
+			}
+			id, idGiven = value, true
+			continue
+		default:
+			return user, badRequest(fmt.Sprintf("unknown field %s: a user has only name and email", quoteForMessage(name)))
+		}
+		if field.given {
+			return user, badRequest(fmt.Sprintf("the member %q appears twice: each member may appear once (RFC 8259 §4)", name))
+		}
+		field.given, field.null = true, string(value) == "null"
+		if !field.null && json.Unmarshal(value, &field.text) != nil {
+			return user, &apiError{status: http.StatusBadRequest, message: name + " must be a string",
+				fields: map[string]string{name: name + " must be a string"}}
+		}
+	}
+	if _, err := decoder.Token(); err != nil { // the closing brace
+		return user, syntaxError(err)
+	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return user, badRequest("the body must hold one JSON object and nothing after it")
+	}
+	// id is the server's to give; a client may only send back the one it read (SPEC §5, step 4).
+	if idGiven && pathID == 0 {
+		return user, badRequest("id is assigned by the server: leave it out of the body")
+	}
+	if idGiven && !sameInteger(id, pathID) {
+		return user, badRequest(fmt.Sprintf("id in the body must be the id of the path (%d), or left out", pathID))
+	}
+	return user, nil
+}
+
+// sameInteger reports whether a JSON value is the number id, in any form a JSON encoder may write
+// it (7, 7.0, 7e0). Beyond 2^53, where float64 loses integers, only the plain form counts.
+func sameInteger(value json.RawMessage, id int64) bool {
+	if n, err := strconv.ParseInt(string(value), 10, 64); err == nil {
+		return n == id
+	}
+	f, err := strconv.ParseFloat(string(value), 64)
+	return err == nil && id < 1<<53 && f == float64(id)
+}
+
+func syntaxError(err error) error {
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		return badRequest(fmt.Sprintf("the body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return badRequest("the body is not valid JSON: it ends before the object does")
+	}
+	return badRequest("the body is not valid JSON")
+}
+
+func badRequest(message string) *apiError { return newError(http.StatusBadRequest, message) }
+
+// quoteForMessage quotes a client's text for an error message, cut short if it is long.
+func quoteForMessage(s string) string {
+	if utf8.RuneCountInString(s) > 40 {
+		s = string([]rune(s)[:40]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// validate applies the field rules of SPEC §5, step 5, and returns the values to store. POST and
+// PUT need both fields; a PATCH needs at least one, and leaves "" for a field it keeps. Every
+// failing field is reported at once, so a form can show them all.
+func (u userBody) validate(patch bool) (name, email string, err error) {
+	if patch && !u.name.given && !u.email.given {
+		return "", "", badRequest("the patch changes nothing: give name, email or both")
+	}
+	problems := map[string]string{}
+	name, problems["name"] = checkName(u.name, !patch)
+	email, problems["email"] = checkEmail(u.email, !patch)
+	var sentences []string
+	for _, field := range []string{"name", "email"} {
+		if problems[field] == "" {
+			delete(problems, field)
+		} else {
+			sentences = append(sentences, problems[field])
+		}
+	}
+	if len(sentences) > 0 {
+		return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
+	}
+	return name, email, nil
+}
+
+// checkName returns the name to store, or the problem with it.
+func checkName(f bodyField, required bool) (string, string) {
+	if problem := checkPresence("name", f, required); problem != "" || !f.given {
+		return "", problem
+	}
+	name := strings.TrimSpace(f.text) // TrimSpace trims Unicode white space
+	switch {
+	case name == "":
+		return "", "name must not be empty"
+	case utf8.RuneCountInString(name) > 100:
+		return "", "name must be at most 100 characters"
+	case strings.ContainsFunc(name, unicode.IsControl): // unicode.IsControl is category Cc
+		return "", "name must not contain control characters"
+	}
+	return name, ""
+}
+
+// checkEmail returns the e-mail to store, or the problem with it.
+func checkEmail(f bodyField, required bool) (string, string) {
+	if problem := checkPresence("email", f, required); problem != "" || !f.given {
+		return "", problem
+	}
+	email := strings.TrimSpace(f.text)
+	switch {
+	case email == "":
+		return "", "email must not be empty"
+	case len(email) > 254: // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
+		return "", "email must be at most 254 bytes"
+	case !isPlainAddress(email):
+		return "", "email must be a plain address such as ann@example.com"
+	}
+	return email, ""
+}
+
+// checkPresence reports a required field that is missing. null counts as missing: both fields are
+// required, so a PATCH cannot remove one either.
+func checkPresence(field string, f bodyField, required bool) string {
+	switch {
+	case f.null:
+		return field + " is required and cannot be null"
+	case required && !f.given:
+		return field + " is required"
+	}
+	return ""
+}
+
+// isPlainAddress accepts what net/mail accepts as an address and gives back unchanged: no display
+// name, no angle brackets. Domains in brackets are refused, since Go versions disagree on them.
+func isPlainAddress(email string) bool {
+	address, err := mail.ParseAddress(email)
+	if err != nil || address.Name != "" || address.Address != email {
+		return false
+	}
+	domain := email[strings.LastIndexByte(email, '@')+1:]
+	return !strings.HasPrefix(domain, "[")
+}

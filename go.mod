@@ -1,0 +1,3 @@
+module users
+
+go 1.22

@@ -1,0 +1,247 @@
+// Command users serves a collection of users over HTTP: a small REST API to read, learn from and
+// copy. Start it with `go run .` and read README.md for a walk through the API.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const version = "1.0.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "users:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is a mistake in the flags or the environment: exit status 2 (SPEC §1).
+type usageError struct{ error }
+
+// config is everything the flags and the environment decide.
+type config struct {
+	addr       string
+	dataFile   string
+	logFormat  string
+	cors       corsPolicy
+	delay      time.Duration
+	sampleData bool
+	tokens     string // USERS_TOKENS
+}
+
+// run is the whole program, given what main would take from the process: tests call it directly.
+// It returns when ctx ends (SIGINT or SIGTERM) and in-flight requests have finished.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stdout)
+	if err != nil || cfg == nil { // cfg is nil after -h and -version, which print and stop
+		return err
+	}
+	logger := newLogger(cfg.logFormat, stderr)
+
+	tokenSet, generated, err := loadTokens(cfg.tokens)
+	if err != nil {
+		return usageError{err}
+	}
+	listener, err := net.Listen("tcp", cfg.addr) // listening first gives tests a free port with :0
+	if err != nil {
+		return err
+	}
+	defer listener.Close()
+	if generated != nil {
+		printTokenNotice(stderr, logger, cfg.logFormat, generated, listener.Addr())
+	}
+
+	store := newUserStore()
+	a := &api{
+		store:           store,
+		commit:          store.commit,
+		broken:          func() bool { return false },
+		tokens:          tokenSet,
+		log:             logger,
+		delay:           cfg.delay,
+		cors:            cfg.cors,
+		requestIDPrefix: randomHex(4) + "-",
+	}
+	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
+	if cfg.sampleData && store.count() == 0 {
+		if err := addSampleUsers(a.commit); err != nil {
+			return err
+		}
+	}
+
+	server := &http.Server{
+		Handler: newServer(a),
+		// A slow or stalled client must not hold a connection forever (SPEC §10).
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      cfg.delay + 20*time.Second, // -delay plus time to answer
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	logger.Info("listening", "addr", listener.Addr().String(), "storage", storage, "version", version)
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// Stop accepting, let requests in flight finish, but not forever.
+	logger.Info("stopping: finishing the requests in flight")
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := server.Shutdown(stopCtx); err != nil {
+		return fmt.Errorf("stopping: requests still running after 10s: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// parseConfig reads the flags and USERS_TOKENS. It returns a nil config after printing the usage
+// (-h) or the version (-version), which are not errors.
+func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
+	cfg := &config{tokens: getenv("USERS_TOKENS")}
+	flags := flag.NewFlagSet("users", flag.ContinueOnError)
+	flags.SetOutput(io.Discard) // we print usage and errors ourselves, each to its place
+	flags.StringVar(&cfg.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
+	flags.StringVar(&cfg.dataFile, "data", "", "keep users in this journal `file` (JSON Lines); without it they live in memory only")
+	flags.StringVar(&cfg.logFormat, "log-format", "text", "log as `text` or json")
+	cors := flags.String("cors-origin", "", "comma-separated `origins` whose pages may call the API (for example http://localhost:3000), or *")
+	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
+	flags.BoolVar(&cfg.sampleData, "sample-data", false, "add 12 example users to an empty store")
+	showVersion := flags.Bool("version", false, "print the version and exit")
+	flags.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: users [flags]\n\nServes a collection of users over HTTP at /api/users.\n"+
+			"Tokens come from USERS_TOKENS=\"TOKEN:write,TOKEN:read\"; without it, two are generated and printed.\n\nFlags:\n")
+		flags.SetOutput(stdout)
+		flags.PrintDefaults()
+	}
+
+	err := flags.Parse(args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		flags.Usage()
+		return nil, nil
+	case err != nil:
+		return nil, usageError{fmt.Errorf("%w (run with -h for the flags)", err)}
+	case flags.NArg() > 0:
+		return nil, usageError{fmt.Errorf("unexpected argument %q: the service takes only flags (run with -h)", flags.Arg(0))}
+	case *showVersion:
+		fmt.Fprintln(stdout, "users", version)
+		return nil, nil
+	case cfg.logFormat != "text" && cfg.logFormat != "json":
+		return nil, usageError{fmt.Errorf("-log-format must be text or json, not %q", cfg.logFormat)}
+	case cfg.delay < 0 || cfg.delay > 10*time.Second:
+		return nil, usageError{fmt.Errorf("-delay must be from 0 to 10s, not %s", cfg.delay)}
+	}
+	cfg.cors, err = parseCORSOrigins(*cors)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+// parseCORSOrigins reads -cors-origin: "*", or origins such as https://app.example.com:8443.
+func parseCORSOrigins(value string) (corsPolicy, error) {
+	if strings.TrimSpace(value) == "*" {
+		return corsPolicy{anyOrigin: true}, nil
+	}
+	var policy corsPolicy
+	for _, origin := range strings.Split(value, ",") {
+		origin = strings.TrimSpace(origin)
+		if origin == "" && strings.TrimSpace(value) == "" {
+			break
+		}
+		u, err := url.Parse(origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+			return policy, fmt.Errorf("-cors-origin: %q is not an origin such as https://app.example.com or http://localhost:3000", origin)
+		}
+		policy.origins = append(policy.origins, origin)
+	}
+	return policy, nil
+}
+
+func newLogger(format string, stderr io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(stderr, nil))
+}
+
+// generatedTokens are the tokens a server made for itself, to be shown once.
+type generatedTokens struct{ write, read string }
+
+// loadTokens reads USERS_TOKENS, or makes two tokens when it is unset or blank.
+func loadTokens(value string) (*tokens, *generatedTokens, error) {
+	if strings.TrimSpace(value) != "" {
+		t, err := parseTokens(value)
+		return t, nil, err
+	}
+	t, writeToken, readToken, err := generateTokens()
+	return t, &generatedTokens{write: writeToken, read: readToken}, err
+}
+
+// printTokenNotice shows generated tokens, with a curl line that works as pasted. It is the only
+// place a token is ever printed.
+func printTokenNotice(stderr io.Writer, logger *slog.Logger, format string, generated *generatedTokens, addr net.Addr) {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	curl := fmt.Sprintf("curl -H 'Authorization: Bearer %s' http://%s/api/users", generated.read, net.JoinHostPort(host, port))
+	if format == "json" {
+		logger.Info("no USERS_TOKENS set: generated tokens for this run",
+			"write_token", generated.write, "read_token", generated.read, "curl", curl)
+		return
+	}
+	fmt.Fprintf(stderr, "No USERS_TOKENS set, so this run made two tokens. They are shown only here.\n"+
+		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", generated.write, generated.read, curl)
+}
+
+func randomHex(bytes int) string {
+	random := make([]byte, bytes)
+	rand.Read(random) // crypto/rand does not fail on the systems Go supports
+	return hex.EncodeToString(random)
+}
+
+// addSampleUsers fills an empty store for demos (-sample-data).
+func addSampleUsers(commit func(change) (storedUser, error)) error {
+	sample := [][2]string{
+		{"Ada Lovelace", "ada@example.com"}, {"Alan Turing", "alan@example.com"},
+		{"Grace Hopper", "grace@example.com"}, {"Edsger Dijkstra", "edsger@example.com"},
+		{"Barbara Liskov", "barbara@example.com"}, {"Donald Knuth", "don@example.com"},
+		{"Margaret Hamilton", "margaret@example.com"}, {"Ken Thompson", "ken@example.com"},
+		{"Radia Perlman", "radia@example.com"}, {"Dennis Ritchie", "dennis@example.com"},
+		{"Frances Allen", "frances@example.com"}, {"John Backus", "john@example.com"},
+	}
+	for _, u := range sample {
+		if _, err := commit(change{op: opCreate, name: u[0], email: u[1]}); err != nil {
+			return fmt.Errorf("adding sample users: %w", err)
+		}
+	}
+	return nil
+}

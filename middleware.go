@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// What every request goes through before its route, from the outside in:
+//
+//	observe           request id, nosniff, the access log line, and panics answered as JSON 500
+//	allowCrossOrigin  CORS headers, when -cors-origin is set
+//	guardAPI          under /api/: Vary, Cache-Control, -delay, and the bearer token (401)
+//	the mux           the routes of users.go, with JSON 404 and 405
+
+// observe gives each request its id, logs it when it is answered, and turns a panic into a JSON 500.
+func (a *api) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := a.requestID(r)
+		h := w.Header()
+		h["X-Request-Id"] = []string{id}
+		h["X-Content-Type-Options"] = nosniff
+		answer := &observedResponse{ResponseWriter: w}
+		defer func() {
+			aborted := false
+			if recovered := recover(); recovered != nil {
+				aborted = a.recoverPanic(answer, r, id, recovered)
+			}
+			a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path), // never the query: RFC 6750 lets clients put tokens there
+				slog.Int("status", answer.status),
+				slog.Int64("bytes", answer.bytes),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("request_id", id))
+			if aborted {
+				panic(http.ErrAbortHandler) // net/http closes the connection without logging again
+			}
+		}()
+		next.ServeHTTP(answer, r)
+		if answer.status == 0 { // a handler that wrote nothing has answered 200
+			answer.status = http.StatusOK
+		}
+	})
+}
+
+// recoverPanic answers a panic with a JSON 500, logged with its stack. If the answer had already
+// begun, it is too late for a status: it reports that the connection must be cut instead.
+func (a *api) recoverPanic(answer *observedResponse, r *http.Request, id string, recovered any) (abort bool) {
+	if recovered != http.ErrAbortHandler {
+		a.log.Error("panic in handler", "request_id", id, "panic", fmt.Sprint(recovered), "stack", string(debug.Stack()))
+	}
+	if recovered == http.ErrAbortHandler || answer.status != 0 {
+		return true
+	}
+	for _, name := range []string{"Etag", "Location", "Content-Location", "Link"} {
+		answer.Header().Del(name) // whatever the handler set for an answer it never gave
+	}
+	writeError(answer, r, a.log, errInternal)
+	return false
+}
+
+// requestID returns the client's X-Request-Id when it is safe to echo and log, or a new one: a
+// prefix chosen at start and a counter, unique for the life of the process.
+func (a *api) requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); isRequestID(id) {
+		return id
+	}
+	return a.requestIDPrefix + strconv.FormatUint(a.requestCount.Add(1), 10)
+}
+
+// isRequestID accepts 1 to 64 characters of A-Z a-z 0-9 . _ -
+func isRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// observedResponse remembers the status and size of an answer, for the log.
+type observedResponse struct {
+	http.ResponseWriter
+	status int // 0 until the answer begins
+	bytes  int64
+}
+
+func (o *observedResponse) WriteHeader(status int) {
+	if o.status == 0 {
+		o.status = status
+	}
+	o.ResponseWriter.WriteHeader(status)
+}
+
+func (o *observedResponse) Write(b []byte) (int, error) {
+	if o.status == 0 {
+		o.status = http.StatusOK
+	}
+	n, err := o.ResponseWriter.Write(b)
+	o.bytes += int64(n)
+	return n, err
+}
+
+// WriteString lets io.WriteString pass a string through without copying it.
+func (o *observedResponse) WriteString(s string) (int, error) {
+	if o.status == 0 {
+		o.status = http.StatusOK
+	}
+	n, err := io.WriteString(o.ResponseWriter, s)
+	o.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (o *observedResponse) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
+// guardAPI does what every /api/ request needs before routing: the headers that depend on who asks,
+// the -delay, and authentication, which comes first of all checks (SPEC §3). OPTIONS needs no token.
+func (a *api) guardAPI(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isAPIPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		addVary(h, "Authorization")  // the answer depends on the token
+		h["Cache-Control"] = noStore // GET answers relax it to "private, no-cache"
+		if a.delay > 0 && !sleep(r.Context(), a.delay) {
+			return // the client has gone
+		}
+		if r.Method != http.MethodOptions {
+			granted, err := a.tokens.authenticate(r)
+			if err != nil {
+				writeError(w, r, a.log, err)
+				return
+			}
+			r = withRole(r, granted)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isAPIPath(path string) bool { return strings.HasPrefix(path, "/api/") }
+
+// sleep waits for d, or until ctx ends; it reports whether the whole wait passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// addVary adds a name to the Vary header, keeping it one line.
+func addVary(h http.Header, name string) {
+	if existing := h.Get("Vary"); existing != "" {
+		name = existing + ", " + name
+	}
+	h["Vary"] = []string{name}
+}
+
+// corsPolicy is the -cors-origin setting: the origins whose pages may call the API from a browser.
+type corsPolicy struct {
+	anyOrigin bool
+	origins   []string
+}
+
+func (p corsPolicy) enabled() bool { return p.anyOrigin || len(p.origins) > 0 }
+
+// allowCrossOrigin adds the CORS headers (Fetch standard) to every answer, errors and preflights
+// included. It wraps the mux from outside: a preflight is an OPTIONS request, which every route
+// answers without a token (users.go).
+func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
+	if !a.cors.enabled() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		origin := r.Header.Get("Origin")
+		switch {
+		case a.cors.anyOrigin:
+			h.Set("Access-Control-Allow-Origin", "*")
+		default:
+			addVary(h, "Origin") // the answer depends on the origin that asks
+			if origin != "" && slices.Contains(a.cors.origins, origin) {
+				h.Set("Access-Control-Allow-Origin", origin)
+			}
+		}
+		if h.Get("Access-Control-Allow-Origin") != "" {
+			h.Set("Access-Control-Expose-Headers", "Location, ETag, Link, X-Request-Id")
+			if isPreflight(r) {
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match")
+				h.Set("Access-Control-Max-Age", "600")
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isPreflight reports whether a request is a browser asking whether it may send another (CORS).
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Origin") != "" &&
+		r.Header.Get("Access-Control-Request-Method") != ""
+}

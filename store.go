@@ -1,0 +1,246 @@
+package main
+
+import (
+	"cmp"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The store keeps every user in memory. It serves many readers at once and one writer at a time,
+// and it never makes a reader wait for encoding or for the disk. Two locks make that work:
+//
+//   - mu guards the data against readers. Readers share it. The writer holds it exclusively only to
+//     publish changes that are already judged and encoded: a few slice and map assignments.
+//   - writeMu lets one writer at a time judge a change against the current state (does the user
+//     exist, does If-Match match, is the e-mail free) and publish it, so the judgement is still true
+//     when it takes effect. With -data the journal's goroutine is the only writer instead (journal.go).
+//
+// Because only the writer changes the data, the writer may read it without mu.
+type userStore struct {
+	mu      sync.RWMutex
+	users   []storedUser     // indexed by id; a zero storedUser is a deleted id (ids are never reused)
+	ids     []int64          // the live ids, ascending: a page in id order is a slice of it
+	byEmail map[string]int64 // emailKey(email) to id: keeps e-mails unique and answers ?email=
+	nextID  int64
+	version uint64 // counts publications; the cached list (list.go) belongs to one version
+
+	writeMu sync.Mutex
+
+	allUsers atomic.Pointer[encodedList] // the unpaged list, encoded for one version (list.go)
+}
+
+// user is the representation of a user, in the field order clients see (SPEC §6).
+type user struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// storedUser is a user as the store keeps it: its representation, encoded once per write and sent
+// as is on every read, and a hash of it for the ETag.
+type storedUser struct {
+	id    int64
+	json  string // {"id":1,"name":"...","email":"..."}
+	name  string // the same text as inside json, sharing its memory where it needs no escaping
+	email string
+	etag  uint64 // FNV-64a of json
+}
+
+func (u storedUser) exists() bool { return u.json != "" }
+
+func newStoredUser(id int64, name, email string) storedUser {
+	representation, _ := marshalJSON(user{ID: id, Name: name, Email: email}) // strings always encode
+	hash := fnv.New64a()
+	hash.Write([]byte(representation))
+	return storedUser{
+		id:    id,
+		json:  representation,
+		name:  shareMemory(representation, name),
+		email: shareMemory(representation, email),
+		etag:  hash.Sum64(),
+	}
+}
+
+// shareMemory returns part as a slice of whole when whole contains it, so that keeping both costs
+// the memory of one. A million users fit in a fraction of the heap this way.
+func shareMemory(whole, part string) string {
+	if i := strings.Index(whole, part); i >= 0 {
+		return whole[i : i+len(part)]
+	}
+	return part
+}
+
+// emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
+func emailKey(email string) string { return strings.ToLower(email) }
+
+func newUserStore() *userStore {
+	return &userStore{users: make([]storedUser, 1), byEmail: map[string]int64{}, nextID: 1}
+}
+
+// get returns the user with this id, if there is one.
+func (s *userStore) get(id int64) (storedUser, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if id <= 0 || id >= int64(len(s.users)) {
+		return storedUser{}, false
+	}
+	u := s.users[id]
+	return u, u.exists()
+}
+
+// count returns how many users there are.
+func (s *userStore) count() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.ids)
+}
+
+// A change is one write a client asked for, not yet judged.
+type change struct {
+	op      changeOp
+	id      int64  // the user changed; the store assigns it on create
+	name    string // the new values; on patch, "" keeps the stored one
+	email   string
+	ifMatch string // the If-Match header as sent, "" when absent
+}
+
+type changeOp int
+
+const (
+	opCreate changeOp = iota
+	opReplace
+	opPatch
+	opDelete
+)
+
+// A write is a change that was judged valid: the user's new state, or its removal.
+type write struct {
+	id     int64
+	user   storedUser // the new state; zero when the user is deleted
+	key    string     // emailKey of the new e-mail, "" when deleted
+	oldKey string     // emailKey of the e-mail the user had before, "" for a new user
+}
+
+// commit judges one change and publishes it. This is how writes happen without -data; the journal
+// does the same in batches, writing each batch to disk before publishing it.
+func (s *userStore) commit(c change) (storedUser, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	b := s.newBatch()
+	w, err := b.judge(c)
+	if err != nil {
+		return storedUser{}, err
+	}
+	s.publish(b.writes)
+	return w.user, nil
+}
+
+// A batch judges changes one after another against the published state plus the batch's own
+// earlier writes, which readers cannot see yet. Only the store's one writer makes batches.
+type batch struct {
+	store  *userStore
+	nextID int64
+	writes []write
+}
+
+func (s *userStore) newBatch() *batch { return &batch{store: s, nextID: s.nextID} }
+
+// judge decides a change: 404 for a missing user, then 412, then 409 (SPEC §3, step 5). A change
+// that passes becomes the batch's next write.
+func (b *batch) judge(c change) (write, error) {
+	w := write{id: c.id}
+	if c.op == opCreate {
+		w.id = b.nextID
+	} else {
+		old, ok := b.current(c.id)
+		if !ok {
+			return write{}, errUserNotFound
+		}
+		if c.ifMatch != "" && !ifMatchAllows(c.ifMatch, old.etag) {
+			return write{}, errPreconditionFailed
+		}
+		w.oldKey = emailKey(old.email)
+		c.name = cmp.Or(c.name, old.name) // a patch keeps what it does not name
+		c.email = cmp.Or(c.email, old.email)
+	}
+	if c.op != opDelete {
+		w.key = emailKey(c.email)
+		if owner, taken := b.emailOwner(w.key); taken && owner != w.id {
+			return write{}, errEmailTaken
+		}
+		w.user = newStoredUser(w.id, c.name, c.email)
+	}
+	if c.op == opCreate {
+		b.nextID++
+	}
+	b.writes = append(b.writes, w)
+	return w, nil
+}
+
+// current returns the user as the batch sees it: its latest write in the batch, or the published user.
+func (b *batch) current(id int64) (storedUser, bool) {
+	for i := len(b.writes) - 1; i >= 0; i-- {
+		if b.writes[i].id == id {
+			return b.writes[i].user, b.writes[i].user.exists()
+		}
+	}
+	if id <= 0 || id >= int64(len(b.store.users)) {
+		return storedUser{}, false
+	}
+	u := b.store.users[id]
+	return u, u.exists()
+}
+
+// emailOwner returns the id of the user whose e-mail has this key, as the batch sees it.
+func (b *batch) emailOwner(key string) (int64, bool) {
+	keyOf := func(id int64) string {
+		u, _ := b.current(id)
+		return emailKey(u.email)
+	}
+	for i := len(b.writes) - 1; i >= 0; i-- {
+		if w := b.writes[i]; w.key == key && keyOf(w.id) == key {
+			return w.id, true
+		}
+	}
+	if id, ok := b.store.byEmail[key]; ok && keyOf(id) == key {
+		return id, true
+	}
+	return 0, false
+}
+
+// publish makes judged writes visible to readers, all at once.
+func (s *userStore) publish(writes []write) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range writes {
+		s.apply(w)
+	}
+	s.version++
+}
+
+// apply makes one write take effect. The caller holds mu, or is replaying the journal before the
+// server starts.
+func (s *userStore) apply(w write) {
+	if w.oldKey != "" && s.byEmail[w.oldKey] == w.id {
+		delete(s.byEmail, w.oldKey)
+	}
+	if need := int(w.id) + 1 - len(s.users); need > 0 {
+		s.users = append(s.users, make([]storedUser, need)...)
+	}
+	existed := s.users[w.id].exists()
+	s.users[w.id] = w.user
+	i, _ := slices.BinarySearch(s.ids, w.id)
+	switch {
+	case w.user.exists() && !existed:
+		s.ids = slices.Insert(s.ids, i, w.id) // new ids are the largest: this appends
+	case !w.user.exists() && existed:
+		s.ids = slices.Delete(s.ids, i, i+1)
+	}
+	if w.user.exists() {
+		s.byEmail[w.key] = w.id
+	}
+	s.nextID = max(s.nextID, w.id+1)
+}
