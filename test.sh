@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The one command that checks everything: ./test.sh
+# It runs every check this machine can run and names each one it skips, and why.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+skipped=()
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt: every file formatted"
+unformatted=$(gofmt -l . | grep -v '^e2e/node_modules/' || true)
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+if command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1; then
+  step "go test -race (the race detector needs a C compiler: found one)"
+  CGO_ENABLED=1 go test -race -count=1 ./...
+else
+  step "go test (no C compiler, so without -race)"
+  skipped+=("the race detector: no C compiler (install gcc)")
+  go test -count=1 ./...
+fi
+
+step "go test under Go 1.22, the oldest Go that go.mod allows"
+if GOTOOLCHAIN=go1.22.12 go version >/dev/null 2>&1; then
+  GOTOOLCHAIN=go1.22.12 go test -count=1 ./...
+else
+  skipped+=("the tests under Go 1.22: the go1.22.12 toolchain could not be downloaded")
+fi
+
+echo
+if [ ${#skipped[@]} -eq 0 ]; then
+  echo "All checks ran; none skipped."
+else
+  echo "Skipped:"
+  for s in "${skipped[@]}"; do echo "  - $s"; done
+fi
