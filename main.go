@@ -84,7 +84,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		requestIDPrefix: randomHex(4) + "-",
 	}
 	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
-	if cfg.sampleData && store.count() == 0 {
+	if cfg.dataFile != "" {
+		journal, err := openJournal(cfg.dataFile, store, logger)
+		if err != nil {
+			return err
+		}
+		defer journal.close() // after the server has stopped: no write is in flight any more
+		a.commit, a.broken = journal.commit, journal.broken.Load
+		storage = journal.describe()
+	}
+	if cfg.sampleData && store.nextID == 1 { // only into a store that never had a user
 		if err := addSampleUsers(a.commit); err != nil {
 			return err
 		}

@@ -84,6 +84,11 @@ func newUserStore() *userStore {
 func (s *userStore) get(id int64) (storedUser, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.published(id)
+}
+
+// published returns the user with this id as readers see it. The caller holds mu, or is the writer.
+func (s *userStore) published(id int64) (storedUser, bool) {
 	if id <= 0 || id >= int64(len(s.users)) {
 		return storedUser{}, false
 	}
@@ -187,11 +192,7 @@ func (b *batch) current(id int64) (storedUser, bool) {
 			return b.writes[i].user, b.writes[i].user.exists()
 		}
 	}
-	if id <= 0 || id >= int64(len(b.store.users)) {
-		return storedUser{}, false
-	}
-	u := b.store.users[id]
-	return u, u.exists()
+	return b.store.published(id)
 }
 
 // emailOwner returns the id of the user whose e-mail has this key, as the batch sees it.
