@@ -101,11 +101,11 @@ var (
 // authenticate finds the role of the request's bearer token (RFC 6750 §2.1).
 func (t *tokens) authenticate(r *http.Request) (role, error) {
 	values := r.Header["Authorization"]
-	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
-		return roleNone, errNoToken
-	}
 	if len(values) > 1 {
 		return roleNone, errInvalidToken
+	}
+	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
+		return roleNone, errNoToken
 	}
 	// The scheme, one or more spaces, the token, and nothing after it. The scheme is
 	// case-insensitive (RFC 9110 §11.1).

@@ -30,8 +30,12 @@ var (
 	errPatchMediaType = &apiError{status: http.StatusUnsupportedMediaType,
 		message: "send the body as JSON, with Content-Type: application/json or application/merge-patch+json",
 		header:  http.Header{"Accept-Patch": {"application/json, application/merge-patch+json"}}}
+	// A compressed body is refused with the method's Accept-Post or Accept-Patch, as above.
 	errContentEncoding = newError(http.StatusUnsupportedMediaType,
 		"send the body uncompressed, without a Content-Encoding")
+	mediaTypeErrors = map[string]*apiError{
+		http.MethodPost: errPostMediaType, http.MethodPut: errPutMediaType, http.MethodPatch: errPatchMediaType,
+	}
 )
 
 // readUser reads the user in the body of POST, PUT or PATCH, judging the request in the order of
@@ -56,10 +60,11 @@ func readUser(w http.ResponseWriter, r *http.Request, pathID int64) (name, email
 // whole body. Reading all of it before judging it is what makes an oversized body 413 whatever it
 // holds: a decoder that streams would stop early and judge a prefix.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	mediaTypeError := map[string]*apiError{
-		http.MethodPost: errPostMediaType, http.MethodPut: errPutMediaType, http.MethodPatch: errPatchMediaType,
-	}[r.Method]
-	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mediaTypeError := mediaTypeErrors[r.Method]
+	mediaType, params, err := "application/json", map[string]string(nil), error(nil)
+	if contentType := r.Header.Get("Content-Type"); contentType != mediaType { // nearly every client sends
+		mediaType, params, err = mime.ParseMediaType(contentType) // exactly that: no need to parse it
+	}
 	switch {
 	case err != nil:
 		return nil, mediaTypeError
@@ -68,7 +73,8 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
 		return nil, mediaTypeError
 	case len(r.Header["Content-Encoding"]) > 0:
-		return nil, errContentEncoding
+		return nil, &apiError{status: errContentEncoding.status, message: errContentEncoding.message,
+			header: mediaTypeError.header}
 	case r.ContentLength > maxBodyBytes:
 		return nil, errBodyTooLarge // known from the headers: no need to read it
 	}
@@ -107,6 +113,16 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	case len(bytes.TrimSpace(body)) == 0:
 		return user, badRequest(`the body is empty: send a JSON object such as {"name": "Ann", "email": "ann@example.com"}`)
 	}
+	if user, ok := decodeSimpleUserBody(body); ok {
+		return user, nil
+	}
+	return decodeUserBodyTokens(body, pathID)
+}
+
+// decodeUserBodyTokens is decodeUserBody for a body in valid UTF-8 with something in it: it judges
+// every body, the wrong ones included, and says what is wrong.
+func decodeUserBodyTokens(body []byte, pathID int64) (userBody, error) {
+	var user userBody
 	// Walking the tokens shows member names exactly as sent: json.Unmarshal would match "Name" to
 	// name and let a repeated member silently win.
 	decoder := json.NewDecoder(bytes.NewReader(body))
@@ -167,6 +183,86 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	return user, nil
 }
 
+// decodeSimpleUserBody reads the body nearly every client sends, an object whose members are
+// name and email, each at most once, with strings free of escapes, such as
+// {"name": "Ann", "email": "ann@example.com"}. It reports false for anything else, which
+// decodeUserBodyTokens then reads. It exists for speed: walking encoding/json's tokens took a
+// third of the time of a whole POST, and this takes a few hundred nanoseconds. Where it accepts a
+// body, both give the same result (FuzzSimpleUserBodyAgrees checks that). The body is valid UTF-8.
+func decodeSimpleUserBody(body []byte) (userBody, bool) {
+	var user userBody
+	rest := skipJSONSpace(body)
+	if len(rest) == 0 || rest[0] != '{' {
+		return user, false
+	}
+	rest = skipJSONSpace(rest[1:])
+	if len(rest) > 0 && rest[0] == '}' { // {}
+		return user, len(skipJSONSpace(rest[1:])) == 0
+	}
+	for {
+		name, afterName, ok := cutSimpleString(rest)
+		if !ok {
+			return user, false
+		}
+		afterName = skipJSONSpace(afterName)
+		if len(afterName) == 0 || afterName[0] != ':' {
+			return user, false
+		}
+		value, afterValue, ok := cutSimpleString(skipJSONSpace(afterName[1:]))
+		if !ok {
+			return user, false
+		}
+		var field *bodyField
+		switch name {
+		case "name":
+			field = &user.name
+		case "email":
+			field = &user.email
+		default:
+			return user, false // id, or an unknown field: the general decoder judges them
+		}
+		if field.given {
+			return user, false
+		}
+		*field = bodyField{given: true, text: value}
+
+		rest = skipJSONSpace(afterValue)
+		switch {
+		case len(rest) > 0 && rest[0] == ',':
+			rest = skipJSONSpace(rest[1:])
+		case len(rest) > 0 && rest[0] == '}': // the end of the object, and nothing may follow it
+			return user, len(skipJSONSpace(rest[1:])) == 0
+		default:
+			return user, false
+		}
+	}
+}
+
+// skipJSONSpace drops the white space JSON allows between tokens (RFC 8259 §2).
+func skipJSONSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// cutSimpleString reads a JSON string at the start of b that has no escapes and no control
+// characters, so its text is its bytes, and returns that text and what follows.
+func cutSimpleString(b []byte) (text string, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", b, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return string(b[1:i]), b[i+1:], true
+		case c == '\\' || c < 0x20:
+			return "", b, false
+		}
+	}
+	return "", b, false
+}
+
 // sameInteger reports whether a JSON value is the number id, in any form a JSON encoder may write
 // it (7, 7.0, 7e0). Beyond 2^53, where float64 loses integers, only the plain form counts.
 func sameInteger(value json.RawMessage, id int64) bool {
@@ -205,21 +301,20 @@ func (u userBody) validate(patch bool) (name, email string, err error) {
 	if patch && !u.name.given && !u.email.given {
 		return "", "", badRequest("the patch changes nothing: give name, email or both")
 	}
+	name, nameProblem := checkName(u.name, !patch)
+	email, emailProblem := checkEmail(u.email, !patch)
+	if nameProblem == "" && emailProblem == "" {
+		return name, email, nil // most bodies pass: the map of problems is made only for one that fails
+	}
 	problems := map[string]string{}
-	name, problems["name"] = checkName(u.name, !patch)
-	email, problems["email"] = checkEmail(u.email, !patch)
 	var sentences []string
-	for _, field := range []string{"name", "email"} {
-		if problems[field] == "" {
-			delete(problems, field)
-		} else {
-			sentences = append(sentences, problems[field])
+	for _, p := range [][2]string{{"name", nameProblem}, {"email", emailProblem}} {
+		if field, problem := p[0], p[1]; problem != "" {
+			problems[field] = problem
+			sentences = append(sentences, problem)
 		}
 	}
-	if len(sentences) > 0 {
-		return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
-	}
-	return name, email, nil
+	return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
 }
 
 // checkName returns the name to store, or the problem with it.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,6 +138,7 @@ type record struct {
 // to refuse to start than to serve data that is not what was acknowledged.
 func replay(file io.Reader, path string, store *userStore) (records int, goodSize int64, err error) {
 	reader := bufio.NewReaderSize(file, 1<<20)
+	var newestID int64 // the largest id a put has created so far
 	for line := 1; ; line++ {
 		text, err := reader.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
@@ -145,7 +147,7 @@ func replay(file io.Reader, path string, store *userStore) (records int, goodSiz
 		if err != nil {
 			return records, goodSize, err
 		}
-		if err := replayRecord(text, store); err != nil {
+		if err := replayRecord(text, store, records == 0, &newestID); err != nil {
 			return records, goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, line, err)
 		}
 		records++
@@ -153,19 +155,30 @@ func replay(file io.Reader, path string, store *userStore) (records int, goodSiz
 	}
 }
 
-func replayRecord(line []byte, store *userStore) error {
+// maxReplayID bounds the ids a journal may hold: the store keeps a slot for every id ever given,
+// so an id this large can only come from a damaged file.
+const maxReplayID = 1 << 31
+
+// replayRecord applies one line, checking that it could have been written by this service: a
+// create takes the next id, in order, and names and e-mails follow the field rules.
+func replayRecord(line []byte, store *userStore, first bool, newestID *int64) error {
 	var r record
 	decoder := json.NewDecoder(bytes.NewReader(line))
 	decoder.DisallowUnknownFields()
 	if err := decoder.Decode(&r); err != nil {
 		return fmt.Errorf("not a journal record: %v", err)
 	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return errors.New("not a journal record: something follows the JSON object")
+	}
 	old, existed := store.published(r.ID)
 	switch {
-	case r.ID <= 0:
-		return errors.New("the id must be a positive integer")
+	case r.ID <= 0 || r.ID > maxReplayID:
+		return fmt.Errorf("the id must be a positive integer up to %d", maxReplayID)
+	case r.Op == "next_id" && !first:
+		return errors.New("next_id may only be the first record (compaction writes it there)")
 	case r.Op == "next_id":
-		store.nextID = max(store.nextID, r.ID)
+		store.nextID = r.ID
 		return nil
 	case r.Op == "delete":
 		if !existed {
@@ -177,23 +190,23 @@ func replayRecord(line []byte, store *userStore) error {
 		return fmt.Errorf("unknown op %q", r.Op)
 	case r.Name == nil || r.Email == nil:
 		return errors.New("a put needs name and email")
+	case !existed && (r.ID <= *newestID || r.ID > store.nextID):
+		return fmt.Errorf("user %d is created out of order: ids are given once, in increasing order", r.ID)
 	}
 	name, problem := checkName(bodyField{given: true, text: *r.Name}, true)
-	if problem == "" {
-		_, problem = checkEmail(bodyField{given: true, text: *r.Email}, true)
+	email, emailProblem := checkEmail(bodyField{given: true, text: *r.Email}, true)
+	if problem = cmp.Or(problem, emailProblem); problem != "" || name != *r.Name || email != *r.Email {
+		return fmt.Errorf("the user breaks the field rules: %s", cmp.Or(problem, "white space around a value"))
 	}
-	if problem != "" || name != *r.Name {
-		return fmt.Errorf("the user breaks the field rules: %s", problem)
-	}
-	key := emailKey(*r.Email)
+	key := emailKey(email)
 	if owner, taken := store.byEmail[key]; taken && owner != r.ID {
 		return fmt.Errorf("user %d has the e-mail of user %d", r.ID, owner)
 	}
-	w := write{id: r.ID, user: newStoredUser(r.ID, *r.Name, *r.Email), key: key}
+	w := write{id: r.ID, user: newStoredUser(r.ID, name, email), key: key}
 	if existed {
 		w.oldKey = emailKey(old.email)
-	} else if r.ID < store.nextID {
-		return fmt.Errorf("user %d reuses an id given before", r.ID)
+	} else {
+		*newestID = r.ID
 	}
 	store.apply(w)
 	return nil

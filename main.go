@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -161,6 +162,8 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	case *showVersion:
 		fmt.Fprintln(stdout, "users", version)
 		return nil, nil
+	case !isListenAddress(cfg.addr):
+		return nil, usageError{fmt.Errorf("-addr must be host:port with a port from 0 to 65535, such as localhost:8080, not %q", cfg.addr)}
 	case cfg.logFormat != "text" && cfg.logFormat != "json":
 		return nil, usageError{fmt.Errorf("-log-format must be text or json, not %q", cfg.logFormat)}
 	case cfg.delay < 0 || cfg.delay > 10*time.Second:
@@ -192,6 +195,17 @@ func parseCORSOrigins(value string) (corsPolicy, error) {
 		policy.origins = append(policy.origins, origin)
 	}
 	return policy, nil
+}
+
+// isListenAddress checks -addr before anything starts, so that a typo is a usage error (exit 2)
+// rather than a failure to listen (exit 1).
+func isListenAddress(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 func newLogger(format string, stderr io.Writer) *slog.Logger {
