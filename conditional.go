@@ -9,7 +9,8 @@ import (
 // hash of its bytes, so equal representations have equal tags and any change gives a new one.
 
 func formatETag(hash uint64) string {
-	return `"` + strconv.FormatUint(hash, 16) + `"`
+	var tag [18]byte // built in place, so that the string is the only allocation
+	return string(append(strconv.AppendUint(append(tag[:0], '"'), hash, 16), '"'))
 }
 
 // ifNoneMatchHolds reports whether If-None-Match lists the current ETag, under the weak

@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		tokens:          tokenSet,
 		log:             logger,
 		delay:           cfg.delay,
+		stopping:        ctx.Done(),
 		cors:            cfg.cors,
 		requestIDPrefix: randomHex(4) + "-",
 	}

@@ -38,19 +38,30 @@ var (
 // Header values that never change are built once: setting a header to a shared slice costs no
 // allocation on each request.
 var (
-	jsonContentType = []string{"application/json"}
-	noStore         = []string{"no-store"}
-	revalidate      = []string{"private, no-cache"} // caches may keep it, but must ask first (ETag)
-	nosniff         = []string{"nosniff"}
+	jsonContentType   = []string{"application/json"}
+	noStore           = []string{"no-store"}
+	revalidate        = []string{"private, no-cache"} // caches may keep it, but must ask first (ETag)
+	nosniff           = []string{"nosniff"}
+	varyAuthorization = []string{"Authorization"}
 )
 
 // writeJSON sends a JSON body that is already encoded.
 func writeJSON(w http.ResponseWriter, status int, body string) {
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	setJSONHeaders(w.Header(), len(body))
 	w.WriteHeader(status)
 	io.WriteString(w, body)
+}
+
+// writeJSONBytes is writeJSON for a body held as bytes, as long lists are (list.go says why).
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+	setJSONHeaders(w.Header(), len(body))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func setJSONHeaders(h http.Header, length int) {
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(length)}
 }
 
 // marshalJSON is json.Marshal without its HTML escaping: these bodies are served as

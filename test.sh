@@ -32,6 +32,19 @@ else
   skipped+=("the tests under Go 1.22: the go1.22.12 toolchain could not be downloaded")
 fi
 
+step "fuzzing: each fuzz target for ${FUZZTIME:-10}s on top of its seeds (./fuzz.sh)"
+./fuzz.sh
+
+step "OpenAPI lint, answers checked against the document, and the browser test (e2e/run.sh)"
+if ! command -v npm >/dev/null 2>&1; then
+  skipped+=("e2e/ (OpenAPI lint, conformance and browser test): needs Node.js and npm")
+else
+  # Screenshots go to a temporary folder, so that a run leaves the work tree as it was.
+  rc=0; SCREENSHOTS_DIR=$(mktemp -d) e2e/run.sh all || rc=$?
+  if [ $rc -eq 77 ]; then skipped+=("the browser test: no Chromium (apt-get install chromium)")
+  elif [ $rc -ne 0 ]; then exit $rc; fi
+fi
+
 echo
 if [ ${#skipped[@]} -eq 0 ]; then
   echo "All checks ran; none skipped."

@@ -11,14 +11,15 @@ import (
 
 // api is the user collection API: its handlers and what they share.
 type api struct {
-	store  *userStore
-	commit func(change) (storedUser, error) // store.commit, or with -data the journal's
-	broken func() bool                      // true once durable writes have failed (journal.go)
-	tokens *tokens
-	log    *slog.Logger
-	delay  time.Duration
-	cors   corsPolicy
-	allow  map[string]string // each path pattern's Allow header, from the routes
+	store    *userStore
+	commit   func(change) (storedUser, error) // store.commit, or with -data the journal's
+	broken   func() bool                      // true once durable writes have failed (journal.go)
+	tokens   *tokens
+	log      *slog.Logger
+	delay    time.Duration
+	stopping <-chan struct{} // closed when the server starts to stop
+	cors     corsPolicy
+	allow    map[string]string // each path pattern's Allow header, from the routes
 
 	requestIDPrefix string
 	requestCount    atomic.Uint64
@@ -36,6 +37,9 @@ func (a *api) routes() []route {
 		{"PATCH /api/users/{id}", a.user(roleWrite, a.patchUser)},
 		{"DELETE /api/users/{id}", a.user(roleWrite, a.deleteUser)},
 		{"GET /healthz", a.handle(a.health)},
+		{"GET /openapi.json", a.handle(a.openAPI)},
+		{"GET /{$}", a.handle(a.explorerPage)},
+		{"GET /assets/{file}", a.handle(a.asset)},
 	}
 }
 
@@ -120,11 +124,13 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list := a.selectList(query)
-	h := w.Header()
 	if list.link != "" {
-		h.Set("Link", list.link)
+		w.Header().Set("Link", list.link)
 	}
-	return writeRepresentation(w, r, list.body, list.etag)
+	if !notModified(w, r, list.etag) {
+		writeJSONBytes(w, http.StatusOK, list.body)
+	}
+	return nil
 }
 
 // POST creates a user; the server assigns its id and names its URI in Location (RFC 9110 §9.3.3).
@@ -153,7 +159,10 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request, id int64) error {
 	if !ok {
 		return errUserNotFound
 	}
-	return writeRepresentation(w, r, found.json, formatETag(found.etag))
+	if !notModified(w, r, formatETag(found.etag)) {
+		writeJSON(w, http.StatusOK, found.json)
+	}
+	return nil
 }
 
 // PUT replaces the whole user, so both fields are required (RFC 9110 §9.3.4). It never creates:
@@ -242,19 +251,19 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }
 
-// writeRepresentation answers GET and HEAD with a representation and its ETag, or with 304 when
-// If-None-Match shows the client already has it (RFC 9110 §13.1.2). Caches may keep the answer
-// but must revalidate it, since it depends on the token (Vary: Authorization).
-func writeRepresentation(w http.ResponseWriter, r *http.Request, body, etag string) error {
+// notModified gives a GET or HEAD answer its ETag, and answers 304 when If-None-Match shows the
+// client already has the representation (RFC 9110 §13.1.2); it reports whether it did. Otherwise
+// the caller sends the representation. Caches may keep either answer but must revalidate it,
+// since it depends on the token (Vary: Authorization).
+func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 	h := w.Header()
 	h["Etag"] = []string{etag}
 	h["Cache-Control"] = revalidate
 	if ifNoneMatch := headerList(r, "If-None-Match"); ifNoneMatch != "" && ifNoneMatchHolds(ifNoneMatch, etag) {
 		w.WriteHeader(http.StatusNotModified)
-		return nil
+		return true
 	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
+	return false
 }
 
 // rejectQuery refuses a query string where only the list takes one (SPEC §2).
@@ -264,8 +273,8 @@ func rejectQuery(r *http.Request) error {
 	}
 	name, _, _ := strings.Cut(r.URL.RawQuery, "=")
 	name, _, _ = strings.Cut(name, "&")
-	return badRequest("this path takes no query parameters, but the query has " + quoteForMessage(name) +
-		": only the list (/api/users) takes page, per_page, q, email and sort")
+	return badRequest("this request takes no query parameters, but the query has " + quoteForMessage(name) +
+		": only the list (GET /api/users) takes page, per_page, q, email and sort")
 }
 
 // parsePositive reads an id, page or per_page: a positive integer in canonical decimal, so that

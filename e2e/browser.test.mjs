@@ -1,0 +1,431 @@
+// The API explorer page in a real browser: Debian's Chromium, headless, driven by playwright-core,
+// against the real binary on a loopback port. Run it with ./run.sh, which builds the binary.
+//
+// It fails on anything the browser reports: a console error or warning, an uncaught exception, a
+// failed request, or a 4xx/5xx answer the test did not provoke on purpose. It saves screenshots
+// of the main states at desktop and phone widths in screenshots/.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { chromium } from 'playwright-core';
+import { READ_TOKEN, WRITE_TOKEN, startService } from './services.mjs';
+
+// SCREENSHOTS_DIR sends the pictures elsewhere, for a run that should not touch the committed ones.
+const SCREENSHOTS = process.env.SCREENSHOTS_DIR
+  ? new URL(`file://${process.env.SCREENSHOTS_DIR.replace(/\/?$/, '/')}`)
+  : new URL('./screenshots/', import.meta.url);
+
+// Chromium as this machine allows it: no sandbox (root), and none of the background connections
+// to Google's services, which a machine without internet would refuse by the dozen. Playwright
+// gives each launch a fresh, empty profile of its own.
+const LAUNCH = {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+};
+
+const DESKTOP = { viewport: { width: 1280, height: 860 } };
+const PHONE = { viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+
+let browser;
+let service;
+let BASE_URL;
+
+before(async () => {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  // -delay makes every /api/ answer slow enough to see, and photograph, the loading states.
+  service = await startService(['-delay', '500ms']);
+  BASE_URL = service.url;
+  browser = await chromium.launch(LAUNCH);
+});
+
+after(async () => {
+  await browser?.close();
+  await service?.stop();
+});
+
+// ---------------------------------------------------------------------------------------------
+// What the browser reports: any console message of type error or warning, uncaught exception,
+// failed request, or 4xx/5xx answer fails the test, unless the test provoked exactly that answer.
+
+// watch opens a page and records every problem it reports. expect(status, method, path) declares
+// an answer the test is about to provoke (a 400, a 401, a 412): Chromium logs each such fetch in
+// the console as "Failed to load resource: the server responded with a status of 401
+// (Unauthorized)", and that exact message, for that URL, is the only console error let through.
+async function watch(options) {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(10_000); // every wait here takes well under a second, -delay included
+  const page = await context.newPage();
+  const problems = [];
+  const expected = [];
+  const isExpected = (status, method, url) =>
+    expected.some((e) => e.status === status && (!method || e.method === method) && url === BASE_URL + e.path);
+
+  page.on('console', (message) => {
+    if (message.type() !== 'error' && message.type() !== 'warning') return;
+    const failed = /^Failed to load resource: the server responded with a status of (\d{3}) \(([^)]*)\)$/.exec(message.text());
+    if (failed && isExpected(Number(failed[1]), null, message.location().url)) return;
+    problems.push(`console ${message.type()}: ${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => problems.push(`uncaught exception: ${error.message}`));
+  page.on('requestfailed', (request) => problems.push(`request failed: ${request.method()} ${request.url()}: ${request.failure()?.errorText}`));
+  page.on('response', (response) => {
+    const request = response.request();
+    if (response.status() >= 400 && !isExpected(response.status(), request.method(), response.url())) {
+      problems.push(`unexpected answer: ${request.method()} ${response.url()} -> ${response.status()}`);
+    }
+    if (response.url().includes(WRITE_TOKEN) || response.url().includes(READ_TOKEN)) {
+      problems.push(`a token appeared in a URL: ${request.method()} ${response.url().replace(/[?#].*/, '?…')}`);
+    }
+  });
+
+  return {
+    page,
+    context,
+    problems,
+    expect: (status, method, path) => expected.push({ status, method, path }),
+    async close() {
+      await context.close();
+      assert.deepEqual(problems, [], 'the browser reported problems');
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers that act as a person would: by labels, roles and visible text
+
+const rows = (page) => page.locator('#users-body tr:not(.skeleton)');
+const row = (page, name) => page.locator('#users-body tr', { has: page.getByRole('cell', { name, exact: true }) });
+
+// exchange returns the newest logged exchange of this method and path.
+const exchange = (page, method, path) =>
+  page.locator(`#exchange-log li.exchange[data-method="${method}"][data-path="${path}"]`).first();
+
+async function exchangeText(page, method, path) {
+  const item = exchange(page, method, path);
+  await item.locator('.status-badge').filter({ hasNotText: '…' }).waitFor();
+  const details = item.locator('details');
+  if (!(await details.evaluate((node) => node.open))) await item.locator('summary').click();
+  return {
+    request: await item.getByLabel('request').innerText(),
+    response: await item.getByLabel('response').innerText(),
+  };
+}
+
+async function waitForList(page) {
+  await page.locator('#list-region:not([aria-busy])').waitFor({ state: 'attached' });
+}
+
+async function useToken(page, token) {
+  await page.getByLabel('Bearer token').fill(token);
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await waitForList(page);
+}
+
+// shot saves a screenshot of what a person sees: the top of the page, or the part that starts
+// at the element `at`, or the whole page, with no hover or focus left over from the test's own clicks.
+async function shot(page, name, { at, fullPage = false } = {}) {
+  await page.mouse.move(0, 0);
+  await page.evaluate((selector) => {
+    document.activeElement?.blur?.();
+    if (selector) {
+      document.querySelector(selector).scrollIntoView({ block: 'start' });
+      window.scrollBy(0, -12);
+    } else {
+      window.scrollTo(0, 0);
+    }
+  }, at);
+  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname, fullPage, animations: 'disabled' });
+}
+
+// apiRequest changes the service behind the page's back, as another client would.
+async function apiRequest(method, path, body, contentType = 'application/json') {
+  const response = await fetch(BASE_URL + path, {
+    method,
+    headers: { Authorization: `Bearer ${WRITE_TOKEN}`, ...(body ? { 'Content-Type': contentType } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, etag: response.headers.get('ETag'), json: response.status === 204 ? null : await response.json() };
+}
+
+// steps runs the subtests of one story in order. Each builds on the one before, so after a
+// failure the rest are skipped: the first failure is the one worth reading.
+function steps(t) {
+  let failed = '';
+  return (name, fn) => t.test(name, { skip: failed ? `after "${failed}" failed` : false }, async () => {
+    try {
+      await fn();
+    } catch (error) {
+      failed = name;
+      throw error;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+test('the page is served with its assets, a strict CSP and no inline code', async () => {
+  const response = await fetch(BASE_URL + '/');
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('Content-Type'), /^text\/html/);
+  const csp = response.headers.get('Content-Security-Policy');
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe/);
+  const html = await response.text();
+  assert.doesNotMatch(html, /<script>|<style|style="|\son[a-z]+="/i, 'inline script or style would break the CSP');
+  assert.doesNotMatch(html, /https?:\/\//, 'the page must work with no network: nothing from another origin');
+});
+
+test('a person manages users on a desktop, and sees every exchange', async (t) => {
+  const { page, expect, close } = await watch(DESKTOP);
+  const step = steps(t);
+
+  await step('before a token: the page says what to do, and has sent nothing to the API', async () => {
+    await page.goto(BASE_URL + '/');
+    await page.getByText('Enter a token to see the users.').waitFor();
+    assert.equal(await page.locator('#exchange-log li').count(), 0);
+    await shot(page, 'desktop-no-token');
+  });
+
+  await step('keyboard: the token field is the first stop after the skip link, and Enter submits it', async () => {
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to the users');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'token');
+    await page.keyboard.type(WRITE_TOKEN);
+    await page.keyboard.press('Enter');
+    await waitForList(page);
+  });
+
+  await step('with the token: the seeded users, paged, and the GET shown on the wire', async () => {
+    await row(page, 'Ada Lovelace').waitFor();
+    assert.equal(await rows(page).count(), 10);
+    await page.getByText('Page 1 of 2 · 12 users').waitFor();
+    const { request, response } = await exchangeText(page, 'GET', '/api/users?page=1&per_page=10');
+    assert.match(request, /^GET \/api\/users\?page=1&per_page=10 HTTP\/1\.1$/m);
+    assert.match(request, new RegExp(`^Authorization: Bearer ••••${WRITE_TOKEN.slice(-4)}$`, 'm'));
+    assert.ok(!request.includes(WRITE_TOKEN), 'the token is masked');
+    assert.match(response, /^HTTP\/1\.1 200 OK$/m);
+    assert.match(response, /^Etag: "[0-9a-f]+"$/m);
+    assert.match(response, /^Link: .*rel="next"/m);
+    assert.match(response, /"total":12,"page":1,"per_page":10,"total_pages":2/);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('users-explorer-token')), WRITE_TOKEN);
+    assert.ok(!page.url().includes(WRITE_TOKEN), 'the token is never in the URL');
+    await shot(page, 'desktop-list');
+  });
+
+  await step('paging follows the Link header', async () => {
+    await page.getByRole('button', { name: 'Next' }).click();
+    await waitForList(page);
+    await page.getByText('Page 2 of 2 · 12 users').waitFor();
+    assert.equal(await rows(page).count(), 2);
+    await row(page, 'John Backus').waitFor();
+    assert.ok(await page.getByRole('button', { name: 'Next' }).isDisabled());
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await waitForList(page);
+    await page.getByText('Page 1 of 2 · 12 users').waitFor();
+  });
+
+  await step('search and sort are the API\'s q and sort', async () => {
+    await page.getByLabel('Search').fill('AR');
+    await page.getByText('Page 1 of 1 · 2 matches').waitFor();
+    assert.deepEqual(await page.locator('#users-body td.name').allInnerTexts(), ['Barbara Liskov', 'Margaret Hamilton']);
+    await page.getByLabel('Sort by').selectOption('-name');
+    await exchange(page, 'GET', '/api/users?page=1&per_page=10&q=AR&sort=-name').locator('.status-badge', { hasText: '200 OK' }).waitFor();
+    await waitForList(page);
+    assert.deepEqual(await page.locator('#users-body td.name').allInnerTexts(), ['Margaret Hamilton', 'Barbara Liskov']);
+
+    await page.getByLabel('Search').fill('nobody-has-this');
+    await page.getByText('No user matches “nobody-has-this”.').waitFor();
+    await shot(page, 'desktop-empty-search');
+    await page.getByRole('button', { name: 'Clear the search' }).click();
+    await waitForList(page);
+    await page.getByLabel('Sort by').selectOption('id');
+    await waitForList(page);
+    await page.getByText('Page 1 of 2 · 12 users').waitFor();
+  });
+
+  await step('create a user: 201, Location, and the new user listed', async () => {
+    await page.getByRole('button', { name: '+ New user' }).click();
+    await page.getByLabel('Name').fill('Katherine Johnson');
+    await page.getByLabel('E-mail').fill('katherine@example.com');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByText(/Created Katherine Johnson: the server gave it id 13/).waitFor();
+    await row(page, 'Katherine Johnson').waitFor();
+    const { request, response } = await exchangeText(page, 'POST', '/api/users');
+    assert.match(request, /^Content-Type: application\/json$/m);
+    assert.match(request, /\{"name":"Katherine Johnson","email":"katherine@example\.com"\}$/);
+    assert.match(response, /^HTTP\/1\.1 201 Created$/m);
+    assert.match(response, /^Location: \/api\/users\/13$/m);
+
+    // "Indent JSON" only changes how a body is shown: indented, then raw again.
+    await page.getByLabel('Indent JSON').check();
+    assert.match((await exchangeText(page, 'POST', '/api/users')).response, /^\{\n {2}"id": 13,\n {2}"name"/m);
+    await page.getByLabel('Indent JSON').uncheck();
+    assert.match((await exchangeText(page, 'POST', '/api/users')).response, /^\{"id":13,"name"/m);
+  });
+
+  let etag;
+  await step('edit it with PATCH: only the changed field, as a merge patch, with If-Match', async () => {
+    await row(page, 'Katherine Johnson').getByRole('button', { name: 'Edit Katherine Johnson' }).click();
+    await page.getByRole('heading', { name: 'Edit Katherine Johnson' }).waitFor();
+    assert.equal(await page.getByLabel('E-mail').inputValue(), 'katherine@example.com');
+    etag = (await page.locator('#etag-value').innerText()).trim();
+    await page.getByLabel('Name').fill('Katherine G. Johnson');
+    await page.getByRole('button', { name: 'Save changes (PATCH)' }).click();
+    await page.getByText(/^Saved with PATCH/).waitFor();
+    await row(page, 'Katherine G. Johnson').waitFor();
+    const { request, response } = await exchangeText(page, 'PATCH', '/api/users/13');
+    assert.match(request, /^Content-Type: application\/merge-patch\+json$/m);
+    assert.match(request, new RegExp(`^If-Match: ${etag}$`, 'm'));
+    assert.match(request, /\{"name":"Katherine G\. Johnson"\}$/);
+    assert.match(response, /^HTTP\/1\.1 200 OK$/m);
+    assert.match(response, /^Content-Location: \/api\/users\/13$/m);
+    const newETag = (await page.locator('#etag-value').innerText()).trim();
+    assert.notEqual(newETag, etag, 'the form keeps the new ETag from the answer');
+    etag = newETag;
+  });
+
+  await step('replace it with PUT: the whole user', async () => {
+    await page.getByLabel('E-mail').fill('kjohnson@example.com');
+    await page.getByRole('button', { name: 'Replace (PUT)' }).click();
+    await page.getByText(/^Saved with PUT/).waitFor();
+    await row(page, 'Katherine G. Johnson').getByRole('cell', { name: 'kjohnson@example.com' }).waitFor();
+    const { request } = await exchangeText(page, 'PUT', '/api/users/13');
+    assert.match(request, /\{"name":"Katherine G\. Johnson","email":"kjohnson@example\.com"\}$/);
+    assert.match(request, new RegExp(`^If-Match: ${etag}$`, 'm'));
+  });
+
+  await step('a 400: each field error appears next to its field', async () => {
+    expect(400, 'PUT', '/api/users/13');
+    await page.getByLabel('Name').fill('   ');
+    await page.getByLabel('E-mail').fill('not an address');
+    await page.getByRole('button', { name: 'Replace (PUT)' }).click();
+    await page.locator('#email-error').getByText('email must be a plain address such as ann@example.com').waitFor();
+    await page.locator('#name-error').getByText('name must not be empty').waitFor();
+    assert.equal(await page.getByLabel('E-mail').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.getByLabel('Name').getAttribute('aria-describedby'), 'name-error');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'name', 'the first failing field has the focus');
+    await page.getByRole('alert').getByText('400 Bad Request').waitFor();
+    const { response } = await exchangeText(page, 'PUT', '/api/users/13');
+    assert.match(response, /^HTTP\/1\.1 400 Bad Request$/m);
+    assert.match(response, /"fields":\{/);
+    await shot(page, 'desktop-field-errors', { fullPage: true });
+  });
+
+  await step('a 409 is shown at the e-mail field', async () => {
+    expect(409, 'PATCH', '/api/users/13');
+    await page.getByLabel('Name').fill('Katherine G. Johnson');
+    await page.getByLabel('E-mail').fill('ADA@example.com');
+    await page.getByRole('button', { name: 'Save changes (PATCH)' }).click();
+    await page.locator('#email-error').getByText('another user already has this email').waitFor();
+    assert.equal(await page.locator('#name-error').isHidden(), true);
+  });
+
+  await step('If-Match: a change made meanwhile by someone else is a 412, and nothing is overwritten', async () => {
+    etag = (await page.locator('#etag-value').innerText()).trim(); // as the last PUT answered
+    const theirs = await apiRequest('PATCH', '/api/users/13', { name: 'Katherine Coleman Johnson' }, 'application/merge-patch+json');
+    assert.equal(theirs.status, 200);
+    expect(412, 'PATCH', '/api/users/13');
+    await page.getByLabel('E-mail').fill('katherine.j@example.com');
+    await page.getByRole('button', { name: 'Save changes (PATCH)' }).click();
+    await page.getByText('412 Precondition Failed: someone else changed this user').waitFor();
+    const { request, response } = await exchangeText(page, 'PATCH', '/api/users/13');
+    assert.match(request, new RegExp(`^If-Match: ${etag}$`, 'm'));
+    assert.match(response, /^HTTP\/1\.1 412 Precondition Failed$/m);
+    assert.equal((await apiRequest('GET', '/api/users/13')).json.email, 'kjohnson@example.com', 'their change stands');
+    await shot(page, 'desktop-412', { at: '#users-body' });
+
+    await page.getByRole('button', { name: 'Reload the user' }).click();
+    await page.getByText(/^Reloaded: the user had changed/).waitFor();
+    assert.equal(await page.getByLabel('Name').inputValue(), 'Katherine Coleman Johnson');
+    const reload = await exchangeText(page, 'GET', '/api/users/13');
+    assert.match(reload.request, new RegExp(`^If-None-Match: ${etag}$`, 'm'));
+
+    await page.getByRole('button', { name: 'Reload', exact: true }).click();
+    await page.getByText(/^304 Not Modified: the user is as you read it/).waitFor();
+  });
+
+  await step('delete it: confirm, DELETE with If-Match, 204, gone from the list', async () => {
+    await page.getByRole('button', { name: 'Delete…' }).click();
+    await page.getByText(/Delete Katherine Coleman Johnson \(id 13\)\?/).waitFor();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByText(/^Deleted Katherine Coleman Johnson \(id 13\)/).waitFor();
+    const { request, response } = await exchangeText(page, 'DELETE', '/api/users/13');
+    assert.match(request, /^If-Match: "[0-9a-f]+"$/m);
+    assert.match(response, /^HTTP\/1\.1 204 No Content$/m);
+    await waitForList(page);
+    assert.equal(await row(page, 'Katherine Coleman Johnson').count(), 0);
+    assert.equal((await apiRequest('GET', '/api/users/13')).status, 404);
+    await page.getByRole('heading', { name: 'New user' }).waitFor();
+  });
+
+  await step('the loading state shows while the server answers (-delay)', async () => {
+    await page.getByText('Page 2 of 2 · 12 users').waitFor();
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.locator('#list-region[aria-busy="true"]').waitFor();
+    await exchange(page, 'GET', '/api/users?page=1&per_page=10').locator('.status-badge', { hasText: '…' }).waitFor();
+    await shot(page, 'desktop-loading');
+    await waitForList(page);
+    await page.getByText('Page 1 of 2 · 12 users').waitFor();
+  });
+
+  await step('a read token may list but not change: 403 in the form', async () => {
+    await useToken(page, READ_TOKEN);
+    await row(page, 'Ada Lovelace').waitFor();
+    expect(403, 'POST', '/api/users');
+    await page.getByRole('button', { name: '+ New user' }).click();
+    await page.getByLabel('Name').fill('Read Only');
+    await page.getByLabel('E-mail').fill('read.only@example.com');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('alert').getByText('403 Forbidden').waitFor();
+    const { response } = await exchangeText(page, 'POST', '/api/users');
+    assert.match(response, /^Www-Authenticate: Bearer realm="users", error="insufficient_scope"$/m);
+  });
+
+  await step('a bad token: 401, said in words, with the challenge on the wire', async () => {
+    expect(401, 'GET', '/api/users?page=1&per_page=10');
+    await useToken(page, 'not-a-real-token-9z9z');
+    await page.getByRole('alert').getByText('401 Unauthorized').waitFor();
+    await page.getByText('The server says: the bearer token is malformed or unknown.').waitFor();
+    assert.equal(await rows(page).count(), 0);
+    const { request, response } = await exchangeText(page, 'GET', '/api/users?page=1&per_page=10');
+    assert.match(request, /^Authorization: Bearer ••••9z9z$/m);
+    assert.match(response, /^HTTP\/1\.1 401 Unauthorized$/m);
+    assert.match(response, /^Www-Authenticate: Bearer realm="users", error="invalid_token"$/m);
+    await shot(page, 'desktop-401');
+  });
+
+  await step('forget the token', async () => {
+    await page.getByRole('button', { name: 'Forget' }).click();
+    await page.getByText('Enter a token to see the users.').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('users-explorer-token')), null);
+  });
+
+  await close();
+});
+
+test('the same page on a 375 px phone', async () => {
+  const { page, expect, close } = await watch(PHONE);
+  await page.goto(BASE_URL + '/');
+  await useToken(page, WRITE_TOKEN);
+  await row(page, 'Ada Lovelace').waitFor();
+
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, 'nothing is wider than the screen');
+  await shot(page, 'phone-list');
+
+  await row(page, 'Alan Turing').getByRole('button', { name: 'Edit Alan Turing' }).click();
+  await page.getByRole('heading', { name: 'Edit Alan Turing' }).waitFor();
+  expect(400, 'PATCH', '/api/users/2');
+  await page.getByLabel('E-mail').fill('alan at example.com');
+  await page.getByRole('button', { name: 'Save changes (PATCH)' }).click();
+  await page.locator('#email-error').getByText('email must be a plain address such as ann@example.com').waitFor();
+  await shot(page, 'phone-field-error', { at: '#editor-heading' });
+  await shot(page, 'phone-exchange', { at: '#exchange-log' });
+  const after = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(after, 0, 'the exchange log wraps rather than scrolls sideways');
+  await close();
+});

@@ -1,0 +1,3 @@
+module users/e2e
+
+go 1.22

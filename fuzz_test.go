@@ -1,0 +1,400 @@
+package main
+
+// Fuzz targets for every parser that reads what a client sends: the body decoder and the field
+// rules, the list's query, the Authorization header, the id in the path, and, around them all,
+// whole requests. Each states what must hold for any input, checked against a plain reference
+// where one exists. `go test` runs the seeds (here and in testdata/fuzz/); ./fuzz.sh searches
+// beyond them, for FUZZTIME seconds a target.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// requireAnswerToClient checks that err is an answer to the client: the status given, and a short
+// sentence that is valid UTF-8.
+func requireAnswerToClient(t *testing.T, err error, status int) *apiError {
+	t.Helper()
+	var e *apiError
+	if !errors.As(err, &e) {
+		t.Fatalf("%T %v is not an *apiError: the client would get a 500", err, err)
+	}
+	if e.status != status {
+		t.Fatalf("status %d, want %d (%s)", e.status, status, e.message)
+	}
+	if e.message == "" || len(e.message) > 400 || !utf8.ValidString(e.message) {
+		t.Fatalf("the message %q is empty, too long or not UTF-8", e.message)
+	}
+	for field := range e.fields {
+		if field != "name" && field != "email" {
+			t.Fatalf("fields names %q", field)
+		}
+	}
+	return e
+}
+
+// The body decoder and the field rules accept exactly one JSON object in valid UTF-8 whose members
+// are name and email (and id, only the path's), and what they accept satisfies every field rule.
+// Everything else is a 400, and nothing panics.
+func FuzzDecodeUserBody(f *testing.F) {
+	for _, body := range []string{
+		`{"name":"Ann","email":"ann@example.com"}`,
+		`{"id":7,"name":" Ann ","email":" ann@example.com "}`,
+		`{"id":7.0,"name":"Ann"}`, `{"id":7e0}`, `{"id":null,"name":"Ann"}`, `{"email":null}`, `{}`, `null`, `[]`, ``,
+		`{"name":"Ann","name":"Bob"}`, `{"Name":"Ann"}`, `{"name":5}`, `{"name":"Ann"}x`, "\uFEFF{}", "{\"name\":\"\xff\"}",
+		`{"name":"` + strings.Repeat("a", 101) + `","email":"a@b.c"}`, `{"name":"a\u0000b","email":"a@b.c"}`,
+		`{"name":"Ann","email":"Ann <ann@example.com>"}`, `{"name":"Ann","email":"ann@[127.0.0.1]"}`,
+		`{"name":"Ann","email":"\"a b\"@example.com"}`, `{"name":[[[[[[[[]]]]]]]]}`, `{"name":"\ud800","email":"a@b.c"}`,
+		`{"id":9223372036854775807,"name":"Ann","email":"ann@example.com"}`, `{"id":9007199254740993.0}`,
+	} {
+		f.Add([]byte(body), int64(0), false)
+		f.Add([]byte(body), int64(7), false)
+		f.Add([]byte(body), int64(7), true)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, pathID int64, patch bool) {
+		if pathID < 0 {
+			pathID = 0 // the path's id is positive, or 0 for POST
+		}
+		decoded, err := decodeUserBody(body, pathID)
+		if err != nil {
+			requireAnswerToClient(t, err, http.StatusBadRequest)
+			return
+		}
+		name, email, err := decoded.validate(patch)
+		if err != nil {
+			requireAnswerToClient(t, err, http.StatusBadRequest)
+			return
+		}
+
+		// Accepted: check it against what encoding/json makes of the same bytes.
+		if !utf8.Valid(body) || !json.Valid(body) {
+			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(body, &members); err != nil || members == nil {
+			t.Fatalf("accepted %q, which is not a JSON object", body)
+		}
+		for member, value := range members {
+			switch member {
+			case "name", "email":
+				var text string
+				if err := json.Unmarshal(value, &text); err != nil {
+					t.Fatalf("accepted %s %s, which is not a string", member, value)
+				}
+				got := map[string]string{"name": name, "email": email}[member]
+				if strings.TrimSpace(text) != got {
+					t.Fatalf("%s %q was stored as %q", member, text, got)
+				}
+			case "id":
+				n, err := strconv.ParseFloat(string(value), 64)
+				exact, errExact := strconv.ParseInt(string(value), 10, 64)
+				if pathID == 0 || err != nil || n != float64(pathID) || errExact == nil && exact != pathID {
+					t.Fatalf("accepted the id %s with the path's id %d", value, pathID)
+				}
+			default:
+				t.Fatalf("accepted the member %q", member)
+			}
+		}
+		_, hasName := members["name"]
+		_, hasEmail := members["email"]
+		if !patch && (!hasName || !hasEmail) || patch && !hasName && !hasEmail {
+			t.Fatalf("accepted %q, which lacks a required field (patch %v)", body, patch)
+		}
+		if hasName {
+			if n := utf8.RuneCountInString(name); n < 1 || n > 100 || strings.ContainsFunc(name, unicode.IsControl) ||
+				name != strings.TrimSpace(name) {
+				t.Fatalf("accepted the name %q", name)
+			}
+		}
+		if hasEmail {
+			address, err := mail.ParseAddress(email)
+			if err != nil || address.Name != "" || address.Address != email || len(email) > 254 ||
+				strings.Contains(email, "@[") || email != strings.TrimSpace(email) {
+				t.Fatalf("accepted the email %q", email)
+			}
+		}
+	})
+}
+
+// The list's query parser accepts only page, per_page, q, email and sort, each once, with values
+// in range; the window it computes stays inside the list; and the Link header it builds is a
+// safe header value that names the same query.
+func FuzzParseListQuery(f *testing.F) {
+	for _, query := range []string{
+		"", "page=2", "per_page=100", "page=3&per_page=7&sort=-name&q=ann", "email=ann@example.com", "sort=email",
+		"page=0", "page=01", "per_page=101", "page=9223372036854775807&per_page=100", "page=9223372036854775808",
+		"pgae=2", "page=1&page=2", "%zz", "a;b", "q=", "q=%0D%0ASet-Cookie:%20x", "sort=id&q=%E2%80%A8", "=", "&&",
+	} {
+		f.Add(query, uint32(0))
+		f.Add(query, uint32(25))
+	}
+	f.Fuzz(func(t *testing.T, rawQuery string, totalUsers uint32) {
+		query, err := parseListQuery(rawQuery)
+		if err != nil {
+			requireAnswerToClient(t, err, http.StatusBadRequest)
+			return
+		}
+		values, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			t.Fatalf("accepted %q, which url.ParseQuery rejects: %v", rawQuery, err)
+		}
+		for name, given := range values {
+			if !slices.Contains([]string{"page", "per_page", "q", "email", "sort"}, name) || len(given) != 1 {
+				t.Fatalf("accepted %q: %s given %d times", rawQuery, name, len(given))
+			}
+		}
+		if query.page < 1 || query.perPage < 1 || query.perPage > 100 || !slices.Contains(sortOrders, query.sort) {
+			t.Fatalf("accepted %q as %+v", rawQuery, query)
+		}
+		if page, given := values["page"]; given && page[0] != strconv.FormatInt(query.page, 10) {
+			t.Fatalf("accepted page=%q, which is not in canonical form", page[0])
+		}
+		if query.paged != (values.Has("page") || values.Has("per_page")) {
+			t.Fatalf("%q: paged is %v", rawQuery, query.paged)
+		}
+
+		total := int(totalUsers % 1000000)
+		from, to := query.window(total)
+		if from < 0 || from > to || to > total || query.paged && int64(to-from) > query.perPage || !query.paged && to-from != total {
+			t.Fatalf("%q with %d users: the window is [%d, %d)", rawQuery, total, from, to)
+		}
+		if !query.paged {
+			return
+		}
+		link := query.links(total)
+		for _, c := range link {
+			if c < ' ' || c == 0x7f {
+				t.Fatalf("the Link header %q holds a control character", link)
+			}
+		}
+		for _, rel := range []string{`rel="first"`, `rel="last"`} {
+			if !strings.Contains(link, rel) {
+				t.Fatalf("the Link header %q lacks %s", link, rel)
+			}
+		}
+		for _, target := range linkTargetPattern.FindAllStringSubmatch(link, -1) {
+			again, err := parseListQuery(strings.TrimPrefix(target[1], "/api/users?"))
+			if err != nil || again.perPage != query.perPage || again.sort != query.sort || again.search != query.search ||
+				again.email != query.email {
+				t.Fatalf("the link %s does not keep the query %q: %+v, %v", target[1], rawQuery, again, err)
+			}
+		}
+	})
+}
+
+// linkTargetPattern finds the URIs of a Link header.
+var linkTargetPattern = regexp.MustCompile(`<([^>]*)>`)
+
+// The Authorization parser grants a role exactly when there is one header holding the scheme
+// Bearer (in any case), one or more spaces and a configured token, and nothing else; every other
+// header is a 401 with the right challenge, which never repeats what was sent.
+func FuzzAuthorization(f *testing.F) {
+	for _, value := range []string{
+		"Bearer " + writeToken, "bearer " + readToken, "BEARER    " + writeToken, "Bearer", "Bearer ", "Bearer  ",
+		"Bearer " + writeToken + " ", "Bearer " + writeToken + "x", "Bearer\t" + writeToken, "Basic dXNlcjpwYXNz",
+		"Token " + writeToken, writeToken, "", " ", "Bearer a=", "Bearer ==", "Bearer a=b", "Bearer tëst",
+		"Bearer " + writeToken + "\x00", "Bearer " + strings.Repeat("~", 300),
+	} {
+		f.Add(value, "", false)
+		f.Add(value, "Bearer "+writeToken, true)
+	}
+	tokenSet, err := parseTokens(writeToken + ":write," + readToken + ":read")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, value, second string, twoHeaders bool) {
+		r := &http.Request{Header: http.Header{"Authorization": {value}}}
+		if twoHeaders {
+			r.Header["Authorization"] = append(r.Header["Authorization"], second)
+		}
+		granted, err := tokenSet.authenticate(r)
+
+		want := roleNone
+		scheme, rest, spaced := strings.Cut(value, " ")
+		if !twoHeaders && strings.EqualFold(scheme, "bearer") && spaced {
+			want = map[string]role{writeToken: roleWrite, readToken: roleRead}[strings.TrimLeft(rest, " ")]
+		}
+		if granted != want {
+			t.Fatalf("Authorization %q (a second header: %v) granted role %d, want %d", value, twoHeaders, granted, want)
+		}
+		if want != roleNone {
+			if err != nil {
+				t.Fatalf("granted a role, and an error: %v", err)
+			}
+			return
+		}
+		// No token or another scheme asks for a token; a bad token, or more than one header, says
+		// it is invalid (SPEC §4, RFC 6750 §3). Both are fixed answers: nothing sent is repeated.
+		e := requireAnswerToClient(t, err, http.StatusUnauthorized)
+		wantError := errInvalidToken
+		if !twoHeaders && (strings.TrimSpace(value) == "" || !strings.EqualFold(scheme, "bearer")) {
+			wantError = errNoToken
+		}
+		if e != wantError {
+			t.Fatalf("Authorization %q (a second header: %v): %q with %v, want %q with %v",
+				value, twoHeaders, e.message, e.header, wantError.message, wantError.header)
+		}
+	})
+}
+
+// An id is a positive integer in canonical decimal form, and nothing else: the parser agrees with
+// strconv, and through the whole stack an id names a user (200) or nothing (404).
+func FuzzParseID(f *testing.F) {
+	for _, id := range []string{
+		"1", "3", "4", "7", "07", "+7", "-7", "0", "7.0", "7e0", "0x7", " 7", "7 ", "", "9223372036854775807",
+		"9223372036854775808", "99999999999999999999", "١", "７", "1/2", "%31", "\x00", "1\n",
+	} {
+		f.Add(id)
+	}
+	s := serverWithThreeUsers(f)
+	f.Fuzz(func(t *testing.T, id string) {
+		s.t = t // helpers report to the input's test, never to f
+		n, ok := parsePositive(id)
+		reference, err := strconv.ParseInt(id, 10, 64)
+		canonical := err == nil && reference > 0 && strconv.FormatInt(reference, 10) == id
+		if ok != canonical || ok && n != reference {
+			t.Fatalf("parsePositive(%q) = %d, %v; want %d, %v", id, n, ok, reference, canonical)
+		}
+		if id == "." || id == ".." {
+			return // the path itself is not clean: the mux redirects it
+		}
+		w := sendHostile(s, hostileRequest{method: "GET", target: "/api/users/" + url.PathEscape(id), header: asReader})
+		want := http.StatusNotFound
+		if canonical && reference <= 3 {
+			want = http.StatusOK
+		}
+		if w.Code != want {
+			t.Fatalf("GET /api/users/%s: status %d, want %d", url.PathEscape(id), w.Code, want)
+		}
+		if want == http.StatusNotFound {
+			errorBody(t, w)
+		}
+	})
+}
+
+// Any request at all, as net/http would parse it from the wire, gets an answer that is not a 5xx,
+// with the JSON error body on every failure and the headers every answer carries, given once and
+// logged on one line; a failure leaves the store exactly as it was, and only a write token can
+// change it.
+func FuzzRequest(f *testing.F) {
+	for _, seed := range []struct {
+		method, target, contentType, body string
+		writer                            bool
+	}{
+		{"POST", "/api/users", "application/json", eveJSON, true},
+		{"POST", "/api/users", "application/json", eveJSON, false},
+		{"PUT", "/api/users/1", "application/json", `{"id":1,"name":"Ann","email":"ann@example.com"}`, true},
+		{"PATCH", "/api/users/2", "application/merge-patch+json", `{"email":"ANN@example.com"}`, true},
+		{"DELETE", "/api/users/3", "", "", true},
+		{"GET", "/api/users?page=2&per_page=1&sort=-email", "", "", false},
+		{"GET", "/api/users/1?x", "", "", true},
+		{"OPTIONS", "/api/users/1", "", "", false},
+		{"TRACE", "/api/users", "", "", true},
+		{"get", "/api//users/../users/%2e%2e", "", "", true},
+		{"POST", "/api/users", "application/json; charset=latin1", "{}", true},
+		{"GET", "/healthz", "", "", false},
+		{"GET", "/", "", "", false},
+		{"GET", "/assets/..%2f..%2fgo.mod", "", "", false},
+		{"HEAD", "/openapi.json", "", "", false},
+	} {
+		f.Add(seed.method, seed.target, seed.contentType, []byte(seed.body), seed.writer)
+	}
+	f.Fuzz(func(t *testing.T, method, target, contentType string, body []byte, writer bool) {
+		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader(method + " " + target + " HTTP/1.1\r\nHost: x\r\n\r\n")))
+		if err != nil || r.Method != method || r.RequestURI != target {
+			return // net/http answers this itself, before any handler runs
+		}
+		r.Body, r.ContentLength = http.NoBody, 0
+		if len(body) > 0 {
+			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(string(body))), int64(len(body))
+		}
+		r.Header.Set("Authorization", "Bearer "+readToken)
+		if writer {
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+		}
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+
+		s := serverWithThreeUsers(t)
+		before := snapshotOfUsers(s)
+		logs := &capturedLog{}
+		s.api.log = slog.New(slog.NewTextHandler(logs, nil))
+		answer := &answerOnce{ResponseRecorder: httptest.NewRecorder()}
+		s.handler.ServeHTTP(answer, r)
+		w := answer.ResponseRecorder
+
+		if w.Code >= 500 {
+			t.Fatalf("%s %s: status %d, body %s", method, target, w.Code, w.Body)
+		}
+		if answer.superfluous != "" {
+			t.Fatalf("%s %s: %s (net/http would log it)", method, target, answer.superfluous)
+		}
+		if w.Code >= 400 {
+			errorBody(t, w)
+		}
+		h := w.Header()
+		if h.Get("X-Content-Type-Options") != "nosniff" || !echoableRequestID.MatchString(h.Get("X-Request-Id")) {
+			t.Fatalf("%s %s: headers %v lack nosniff or a request id", method, target, h)
+		}
+		if (w.Code == http.StatusNoContent || w.Code == http.StatusNotModified) && (w.Body.Len() > 0 || h.Get("Content-Type") != "") {
+			t.Fatalf("%s %s: status %d with a body or a Content-Type", method, target, w.Code)
+		}
+		if isAPIPath(r.URL.Path) && (!strings.Contains(h.Get("Vary"), "Authorization") ||
+			w.Code >= 300 && w.Code != http.StatusNotModified && h.Get("Cache-Control") != "no-store") {
+			t.Fatalf("%s %s: status %d with Vary %q and Cache-Control %q", method, target, w.Code, h.Get("Vary"), h.Get("Cache-Control"))
+		}
+		if lines := strings.Count(logs.String(), "\n"); lines != 1 {
+			t.Fatalf("%s %s: %d log lines, want one:\n%s", method, target, lines, logs)
+		}
+		after := snapshotOfUsers(s)
+		if after == before {
+			return
+		}
+		if w.Code < 200 || w.Code > 299 || !writer || !slices.Contains([]string{"POST", "PUT", "PATCH", "DELETE"}, method) {
+			t.Fatalf("%s %s (write token: %v) answered %d and changed the store:\nbefore %s\nafter  %s",
+				method, target, writer, w.Code, before, after)
+		}
+	})
+}
+
+// answerOnce is a recorder that notes a status set twice, or after the body began: net/http
+// ignores such a call and logs "superfluous response.WriteHeader call".
+type answerOnce struct {
+	*httptest.ResponseRecorder
+	headerWritten bool
+	superfluous   string
+}
+
+func (a *answerOnce) WriteHeader(status int) {
+	if a.headerWritten && a.superfluous == "" {
+		a.superfluous = fmt.Sprintf("WriteHeader(%d) after the answer began with %d", status, a.Code)
+	}
+	a.headerWritten = true
+	a.ResponseRecorder.WriteHeader(status)
+}
+
+func (a *answerOnce) Write(b []byte) (int, error) {
+	a.headerWritten = true
+	return a.ResponseRecorder.Write(b)
+}
+
+func (a *answerOnce) WriteString(s string) (int, error) {
+	a.headerWritten = true
+	return a.ResponseRecorder.WriteString(s)
+}

@@ -1,0 +1,463 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The OpenAPI document (web/openapi.json) is written by hand, so these tests keep it honest:
+// it lists exactly the routes the server registers, its examples are bodies the service really
+// sends and takes, and its statuses are the service's own. The page and its assets are checked
+// here too; e2e/ drives them in a real browser.
+
+// openAPIOperations returns "METHOD /path" for every operation of the document.
+func openAPIOperations(t *testing.T, doc map[string]any) []string {
+	t.Helper()
+	var operations []string
+	for path, item := range doc["paths"].(map[string]any) {
+		for key := range item.(map[string]any) {
+			switch key {
+			case "get", "head", "post", "put", "patch", "delete", "options", "trace":
+				operations = append(operations, strings.ToUpper(key)+" "+path)
+			}
+		}
+	}
+	sort.Strings(operations)
+	return operations
+}
+
+// servedOperations returns "METHOD /path" for every route of users.go, in OpenAPI's path syntax:
+// GET also serves HEAD, and every path answers OPTIONS.
+func servedOperations() []string {
+	var operations []string
+	paths := map[string]bool{}
+	for _, r := range (&api{}).routes() {
+		method, path, _ := strings.Cut(r.pattern, " ")
+		path = strings.TrimSuffix(path, "{$}") // "/{$}" is how ServeMux says "/ and nothing more"
+		operations = append(operations, method+" "+path)
+		if method == http.MethodGet {
+			operations = append(operations, "HEAD "+path)
+		}
+		if !paths[path] {
+			paths[path] = true
+			operations = append(operations, "OPTIONS "+path)
+		}
+	}
+	sort.Strings(operations)
+	return operations
+}
+
+func loadOpenAPIDocument(t *testing.T) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(openAPIDocument.body), &doc); err != nil {
+		t.Fatalf("web/openapi.json is not JSON: %v", err)
+	}
+	return doc
+}
+
+func TestOpenAPIDocumentListsExactlyTheRoutesTheServerServes(t *testing.T) {
+	doc := loadOpenAPIDocument(t)
+	if doc["openapi"] != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", doc["openapi"])
+	}
+	if v := doc["info"].(map[string]any)["version"]; v != version {
+		t.Errorf("info.version = %v, want the service's version %s", v, version)
+	}
+	documented, served := openAPIOperations(t, doc), servedOperations()
+	for _, op := range served {
+		if !slices.Contains(documented, op) {
+			t.Errorf("the server serves %s, but the document does not describe it", op)
+		}
+	}
+	for _, op := range documented {
+		if !slices.Contains(served, op) {
+			t.Errorf("the document describes %s, but no route of users.go serves it", op)
+		}
+	}
+}
+
+// Each documented operation, sent to the real handler stack, reaches a route: never the 404 of a
+// path that does not exist, never a 405.
+func TestEveryDocumentedOperationIsAnswered(t *testing.T) {
+	for _, op := range openAPIOperations(t, loadOpenAPIDocument(t)) {
+		s := newTestServer(t)
+		s.create("Ada Lovelace", "ada@example.com") // user 1
+		method, path, _ := strings.Cut(op, " ")
+		target := strings.NewReplacer("{id}", "1", "{file}", "app.js").Replace(path)
+		body, headers := "", asWriter
+		switch method {
+		case http.MethodPost, http.MethodPut:
+			body, headers = `{"name":"Ann Example","email":"ann@example.com"}`, join(asWriter, asJSON)
+		case http.MethodPatch:
+			body, headers = `{"name":"Ann Example"}`, join(asWriter, []string{"Content-Type", "application/merge-patch+json"})
+		}
+		w := s.do(method, target, body, headers...)
+		if w.Code == http.StatusMethodNotAllowed || w.Code == http.StatusNotFound && strings.Contains(w.Body.String(), "nothing at this path") {
+			t.Errorf("%s %s: status %d %s: the route is not served", method, target, w.Code, w.Body)
+		}
+		if w.Code >= 400 {
+			t.Errorf("%s %s: status %d %s, want a success", method, target, w.Code, w.Body)
+		}
+	}
+}
+
+// The statuses the document names are the service's own (SPEC §6), and every operation under
+// /api/ that needs a token says what happens without one.
+func TestOpenAPIStatusesAreTheServicesOwn(t *testing.T) {
+	doc := loadOpenAPIDocument(t)
+	used := []string{"200", "201", "204", "304", "400", "401", "403", "404", "409", "412", "413", "415", "500", "503"}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, operation := range item.(map[string]any) {
+			op, ok := operation.(map[string]any)
+			if !ok || method == "parameters" {
+				continue
+			}
+			responses := op["responses"].(map[string]any)
+			for status := range responses {
+				if !slices.Contains(used, status) {
+					t.Errorf("%s %s documents status %s, which the service never sends", method, path, status)
+				}
+			}
+			if _, ok := responses["500"]; !ok {
+				t.Errorf("%s %s: a panic is answered 500 on every route, but the document omits it", method, path)
+			}
+			_, documents401 := responses["401"]
+			if needsToken := isAPIPath(path) && method != "options"; needsToken != documents401 {
+				t.Errorf("%s %s: 401 documented %v, want %v", method, path, documents401, needsToken)
+			}
+		}
+	}
+}
+
+// listEnvelope is the list's body, decoded strictly: the service writes it in encodeList.
+type listEnvelope struct {
+	Data       []user `json:"data"`
+	Total      int64  `json:"total"`
+	Page       *int64 `json:"page"`
+	PerPage    *int64 `json:"per_page"`
+	TotalPages *int64 `json:"total_pages"`
+}
+
+// errorResponse is the error body as writeError sends it.
+type errorResponse struct {
+	Error  string            `json:"error"`
+	Fields map[string]string `json:"fields"`
+}
+
+type healthResponse struct {
+	Status string `json:"status"`
+}
+
+func decodeStrictly(body []byte, v any) error {
+	decoder := json.NewDecoder(bytes.NewReader(body))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(v); err != nil {
+		return err
+	}
+	if decoder.More() {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+
+// mediaExample is one example body of the document, with the schema it illustrates.
+type mediaExample struct {
+	where  string // a JSON pointer-like path, for messages
+	name   string // the example's name in components/examples, when it is a $ref
+	schema string // the schema's name in components/schemas
+	value  json.RawMessage
+}
+
+// collectExamples finds every example of every media type in the document, resolving $refs.
+func collectExamples(t *testing.T, doc map[string]any) []mediaExample {
+	t.Helper()
+	components := doc["components"].(map[string]any)
+	resolve := func(ref string) (string, map[string]any) {
+		name := ref[strings.LastIndexByte(ref, '/')+1:]
+		kind := strings.TrimPrefix(ref, "#/components/")
+		kind = kind[:strings.IndexByte(kind, '/')]
+		target, ok := components[kind].(map[string]any)[name].(map[string]any)
+		if !ok {
+			t.Fatalf("%s does not resolve", ref)
+		}
+		return name, target
+	}
+	// The examples once more as raw JSON, in the order they are written: a map loses it.
+	var raw struct {
+		Components struct {
+			Examples map[string]struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"examples"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal([]byte(openAPIDocument.body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var found []mediaExample
+	var walk func(where string, node any)
+	walk = func(where string, node any) {
+		object, ok := node.(map[string]any)
+		if !ok {
+			return
+		}
+		if content, ok := object["content"].(map[string]any); ok {
+			for mediaType, m := range content {
+				media := m.(map[string]any)
+				ref, _ := media["schema"].(map[string]any)["$ref"].(string)
+				if ref == "" {
+					continue // the page's own files: HTML, CSS, JavaScript, SVG
+				}
+				schema, _ := resolve(ref)
+				examples, _ := media["examples"].(map[string]any)
+				if len(examples) == 0 {
+					t.Errorf("%s %s has no example", where, mediaType)
+				}
+				for key, e := range examples {
+					example := e.(map[string]any)
+					name := ""
+					value, _ := json.Marshal(example["value"])
+					if ref, ok := example["$ref"].(string); ok {
+						name, _ = resolve(ref)
+						var compact bytes.Buffer
+						json.Compact(&compact, raw.Components.Examples[name].Value)
+						value = compact.Bytes()
+					}
+					found = append(found, mediaExample{where + "/" + mediaType + "/" + key, name, schema, value})
+				}
+			}
+		}
+		for key, child := range object {
+			walk(where+"/"+key, child)
+		}
+	}
+	walk("", doc)
+	return found
+}
+
+// The examples are bodies the service really sends and takes: each decodes into the service's own
+// types with no unknown field, a user is byte for byte what the store would send, and a request
+// body passes the service's own decoder and field rules.
+func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
+	// Error examples named after the service's fixed errors must carry their exact message.
+	fixed := map[string]*apiError{
+		"NoToken": errNoToken, "InvalidToken": errInvalidToken, "ReadOnly": errReadOnly,
+		"NoSuchUser": errUserNotFound, "Changed": errPreconditionFailed, "EmailTaken": errEmailTaken,
+		"TooLarge": errBodyTooLarge, "NotJSON": errPutMediaType, "NotJSONPatch": errPatchMediaType,
+		"Compressed": errContentEncoding, "Internal": errInternal,
+	}
+	examples := collectExamples(t, loadOpenAPIDocument(t))
+	if len(examples) < 20 {
+		t.Fatalf("found only %d examples: the walk of the document is broken", len(examples))
+	}
+	for _, e := range examples {
+		var err error
+		switch e.schema {
+		case "User":
+			var u user
+			if err = decodeStrictly(e.value, &u); err == nil {
+				if want := newStoredUser(u.ID, u.Name, u.Email).json; string(e.value) != want {
+					t.Errorf("%s: %s is not the service's representation %s", e.where, e.value, want)
+				}
+			}
+		case "UserList":
+			var list listEnvelope
+			if err = decodeStrictly(e.value, &list); err == nil {
+				paged := list.Page != nil && list.PerPage != nil && list.TotalPages != nil
+				switch {
+				case list.Data == nil:
+					t.Errorf("%s: data must be [], never null", e.where)
+				case !paged && (list.Page != nil || list.PerPage != nil || list.TotalPages != nil):
+					t.Errorf("%s: page, per_page and total_pages come together or not at all", e.where)
+				case !paged && list.Total != int64(len(list.Data)):
+					t.Errorf("%s: unpaged, total must be the length of data", e.where)
+				case paged && *list.TotalPages != (list.Total+*list.PerPage-1) / *list.PerPage:
+					t.Errorf("%s: total_pages must be ceil(total / per_page)", e.where)
+				}
+			}
+		case "Error":
+			var body errorResponse
+			if err = decodeStrictly(e.value, &body); err == nil {
+				if body.Error == "" {
+					t.Errorf("%s: the error message is empty", e.where)
+				}
+				for field := range body.Fields {
+					if field != "name" && field != "email" {
+						t.Errorf("%s: fields names %q, which a user does not have", e.where, field)
+					}
+				}
+				if want, ok := fixed[e.name]; ok && body.Error != want.message {
+					t.Errorf("%s: message %q, but the service says %q", e.where, body.Error, want.message)
+				}
+			}
+		case "Health":
+			var body healthResponse
+			err = decodeStrictly(e.value, &body)
+		case "NewUser", "UserReplacement", "UserPatch":
+			var pathID int64 // POST: no id yet
+			if e.schema != "NewUser" {
+				var withID struct{ ID *int64 }
+				json.Unmarshal(e.value, &withID)
+				pathID = 1
+				if withID.ID != nil {
+					pathID = *withID.ID
+				}
+			}
+			var body userBody
+			if body, err = decodeUserBody(e.value, pathID); err == nil {
+				_, _, err = body.validate(e.schema == "UserPatch")
+			}
+		default:
+			t.Errorf("%s: no test knows the schema %s", e.where, e.schema)
+		}
+		if err != nil {
+			t.Errorf("%s (%s): %s does not decode: %v", e.where, e.schema, e.value, err)
+		}
+	}
+}
+
+// The document's Content-Security-Policy example is the one the page is really served with.
+func TestOpenAPIShowsThePagesContentSecurityPolicy(t *testing.T) {
+	doc := loadOpenAPIDocument(t)
+	header := doc["components"].(map[string]any)["headers"].(map[string]any)["ContentSecurityPolicy"].(map[string]any)
+	if header["example"] != explorerCSP {
+		t.Errorf("the document shows the CSP %q, but the page is served with %q", header["example"], explorerCSP)
+	}
+}
+
+func TestExplorerPageAndItsFilesAreServed(t *testing.T) {
+	s := newTestServer(t)
+	for _, tc := range []struct{ path, contentType string }{
+		{"/", "text/html; charset=utf-8"},
+		{"/assets/app.js", "text/javascript; charset=utf-8"},
+		{"/assets/app.css", "text/css; charset=utf-8"},
+		{"/assets/favicon.svg", "image/svg+xml"},
+		{"/openapi.json", "application/json"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			w := s.do("GET", tc.path, "") // no token: none is needed
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d, want 200: %s", w.Code, w.Body)
+			}
+			h := w.Header()
+			if got := h.Get("Content-Type"); got != tc.contentType {
+				t.Errorf("Content-Type = %q, want %q", got, tc.contentType)
+			}
+			if got := h.Get("Content-Length"); got != strconv.Itoa(w.Body.Len()) {
+				t.Errorf("Content-Length = %q for a body of %d bytes", got, w.Body.Len())
+			}
+			if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Cache-Control") != "no-cache" || h.Get("Etag") == "" {
+				t.Errorf("headers %v: want nosniff, Cache-Control: no-cache and an ETag", h)
+			}
+			page := tc.path == "/"
+			if csp := h.Get("Content-Security-Policy"); page != (csp != "") {
+				t.Errorf("Content-Security-Policy = %q: want one on the page only", csp)
+			}
+
+			// The ETag lets a browser keep the file and ask whether it changed: 304, no body.
+			again := s.do("GET", tc.path, "", "If-None-Match", h.Get("Etag"))
+			if again.Code != http.StatusNotModified || again.Body.Len() != 0 || again.Header().Get("Content-Type") != "" {
+				t.Errorf("If-None-Match with the ETag: status %d, body %q, Content-Type %q; want 304 with neither",
+					again.Code, again.Body, again.Header().Get("Content-Type"))
+			}
+		})
+	}
+}
+
+func TestExplorerPageHasAStrictContentSecurityPolicy(t *testing.T) {
+	w := newTestServer(t).do("GET", "/", "")
+	csp := w.Header().Get("Content-Security-Policy")
+	for _, directive := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'",
+		"connect-src 'self'", "img-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, directive) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, directive)
+		}
+	}
+	if strings.Contains(csp, "unsafe") || strings.Contains(csp, "*") {
+		t.Errorf("Content-Security-Policy %q allows more than the service's own files", csp)
+	}
+	// With that policy, inline script or style would not run: the page must have none.
+	page := w.Body.String()
+	if inline := regexp.MustCompile(`(?i)<script>|<style|\sstyle=|\son[a-z]+=`).FindString(page); inline != "" {
+		t.Errorf("the page has inline code the policy would block: %q", inline)
+	}
+}
+
+// Every file the page links is served, and none comes from another origin: the page works with
+// no network.
+func TestExplorerLinksOnlyItsOwnFiles(t *testing.T) {
+	files := explorerHTML.body + assets["app.css"].body + assets["app.js"].body
+	for _, link := range regexp.MustCompile(`/assets/[A-Za-z0-9._-]+`).FindAllString(files, -1) {
+		if _, ok := assets[strings.TrimPrefix(link, "/assets/")]; !ok {
+			t.Errorf("the page links %s, which is not in web/assets", link)
+		}
+	}
+	if !strings.Contains(explorerHTML.body, `<link rel="icon" href="/assets/favicon.svg"`) {
+		t.Error("the page names no icon: the browser would ask for /favicon.ico and log its 404")
+	}
+	if external := regexp.MustCompile(`(?i)(src|href)="(https?:)?//|url\((https?:)?//|@import`).FindString(files); external != "" {
+		t.Errorf("the page loads something from elsewhere: %q", external)
+	}
+}
+
+func TestUnknownAssetIsJSON404(t *testing.T) {
+	s := newTestServer(t)
+	for _, path := range []string{"/assets/nope.js", "/assets/", "/assets/app.js/x", "/assets", "/index.html", "/web/index.html"} {
+		w := s.do("GET", path, "")
+		if w.Code != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, w.Code)
+			continue
+		}
+		errorBody(t, w)
+	}
+}
+
+func TestExplorerRoutesTakeOnlyGetHeadAndOptions(t *testing.T) {
+	s := newTestServer(t)
+	for _, path := range []string{"/", "/openapi.json", "/assets/app.js"} {
+		w := s.do("POST", path, "{}", asJSON...)
+		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD, OPTIONS" {
+			t.Errorf("POST %s: status %d, Allow %q; want 405 with GET, HEAD, OPTIONS", path, w.Code, w.Header().Get("Allow"))
+		}
+		errorBody(t, w)
+		w = s.do("OPTIONS", path, "")
+		if w.Code != http.StatusNoContent || w.Header().Get("Allow") != "GET, HEAD, OPTIONS" {
+			t.Errorf("OPTIONS %s: status %d, Allow %q; want 204 with GET, HEAD, OPTIONS", path, w.Code, w.Header().Get("Allow"))
+		}
+	}
+}
+
+// HEAD has the headers of GET and no body; only a real connection shows that (the recorder keeps
+// whatever a handler writes).
+func TestExplorerHeadOverARealConnection(t *testing.T) {
+	server := httptest.NewServer(newTestServer(t).handler)
+	defer server.Close()
+	for _, path := range []string{"/", "/assets/app.js", "/openapi.json"} {
+		response, err := http.Head(server.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(response.Body)
+		response.Body.Close()
+		get, err := http.Get(server.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, _ := io.ReadAll(get.Body)
+		get.Body.Close()
+		if response.StatusCode != http.StatusOK || len(body) != 0 ||
+			response.Header.Get("Content-Length") != strconv.Itoa(len(full)) || response.Header.Get("Etag") != get.Header.Get("Etag") {
+			t.Errorf("HEAD %s: status %d, %d body bytes, Content-Length %q; want 200, none, %d",
+				path, response.StatusCode, len(body), response.Header.Get("Content-Length"), len(full))
+		}
+	}
+}
