@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 )
@@ -111,11 +112,11 @@ func (j *journal) open() (err error) {
 		}
 	}
 	if live := j.store.count(); records > 2*live+16 {
+		file.Close() // first: Windows cannot rename over an open file
 		if err := compact(j.path, j.store); err != nil {
 			return fmt.Errorf("compacting %s: %w", j.path, err)
 		}
 		j.log.Info("journal: compacted", "file", j.path, "records_before", records, "users", live)
-		file.Close()
 		if file, err = os.OpenFile(j.path, os.O_RDWR, 0); err != nil {
 			return err
 		}
@@ -142,7 +143,13 @@ func replay(file io.Reader, path string, store *userStore) (records int, goodSiz
 	for line := 1; ; line++ {
 		text, err := reader.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			return records, goodSize, nil // whatever follows the last newline is torn
+			// Whatever follows the last newline is a record a crash cut short, so it must look
+			// like the start of one: a file that is not a journal is refused, not cut.
+			prefix := []byte(`{"op":"`)
+			if !bytes.HasPrefix(text, prefix) && !bytes.HasPrefix(prefix, text) {
+				return records, goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, line)
+			}
+			return records, goodSize, nil
 		}
 		if err != nil {
 			return records, goodSize, err
@@ -257,6 +264,9 @@ func compact(path string, store *userStore) error {
 
 // syncFolder makes a rename in the folder durable.
 func syncFolder(folder string) error {
+	if runtime.GOOS == "windows" {
+		return nil // Windows cannot sync a folder; NTFS journals the rename itself
+	}
 	dir, err := os.Open(folder)
 	if err != nil {
 		return err
