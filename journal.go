@@ -191,7 +191,7 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 		if !existed {
 			return fmt.Errorf("deletes user %d, which does not exist", r.ID)
 		}
-		store.apply(write{id: r.ID, oldKey: emailKey(old.email)})
+		store.apply(write{id: r.ID, oldKey: emailKey(old.email())})
 		return nil
 	case r.Op != "put":
 		return fmt.Errorf("unknown op %q", r.Op)
@@ -209,9 +209,10 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 	if owner, taken := store.byEmail[key]; taken && owner != r.ID {
 		return fmt.Errorf("user %d has the e-mail of user %d", r.ID, owner)
 	}
-	w := write{id: r.ID, user: newStoredUser(r.ID, name, email), key: key}
+	w := write{id: r.ID, user: newStoredUser(r.ID, name, email)}
+	w.key = emailKey(w.user.email()) // sharing the representation's memory, as batch.judge does
 	if existed {
-		w.oldKey = emailKey(old.email)
+		w.oldKey = emailKey(old.email())
 	} else {
 		*newestID = r.ID
 	}

@@ -174,8 +174,8 @@ func (s *userStore) selectUsers(q listQuery) ([]storedUser, int) {
 // filter returns the users that match email and search, in id order.
 func (s *userStore) filter(email, search string) []storedUser {
 	matches := func(u storedUser) bool {
-		return search == "" || strings.Contains(strings.ToLower(u.name), search) ||
-			strings.Contains(strings.ToLower(u.email), search)
+		return search == "" || strings.Contains(strings.ToLower(u.name()), search) ||
+			strings.Contains(strings.ToLower(u.email()), search)
 	}
 	key := emailKey(email)
 	s.mu.RLock()
@@ -214,9 +214,9 @@ func sortUsers(users []storedUser, order string) {
 	}
 	keys := make([]keyed, len(users))
 	for i, u := range users {
-		value := u.name
+		value := u.name()
 		if field == "email" {
-			value = u.email
+			value = u.email()
 		}
 		keys[i] = keyed{strings.ToLower(value), value, u}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -38,7 +39,7 @@ func publishedUsers(s *userStore) []user {
 	var users []user
 	for _, id := range s.ids {
 		u := s.users[id]
-		users = append(users, user{ID: u.id, Name: u.name, Email: u.email})
+		users = append(users, user{ID: u.id(), Name: u.name(), Email: u.email()})
 	}
 	return users
 }
@@ -57,13 +58,13 @@ func checkStoreInvariants(t *testing.T, s *userStore) {
 			continue
 		}
 		live++
-		if u.id != id {
-			t.Errorf("users[%d] holds id %d", id, u.id)
+		if u.id() != id {
+			t.Errorf("users[%d] holds id %d", id, u.id())
 		}
-		if owner, ok := s.byEmail[emailKey(u.email)]; !ok || owner != id {
-			t.Errorf("byEmail[%q] = %d, %v; want %d", emailKey(u.email), owner, ok, id)
+		if owner, ok := s.byEmail[emailKey(u.email())]; !ok || owner != id {
+			t.Errorf("byEmail[%q] = %d, %v; want %d", emailKey(u.email()), owner, ok, id)
 		}
-		if want := newStoredUser(id, u.name, u.email); u != want {
+		if want := newStoredUser(id, u.name(), u.email()); u != want {
 			t.Errorf("users[%d] = %+v, want its fresh encoding %+v", id, u, want)
 		}
 	}
@@ -415,4 +416,19 @@ func (s *userStore) snapshotForTest() []storedUser {
 		users = append(users, s.users[id])
 	}
 	return users
+}
+
+// The store reads name and e-mail back out of the representation, so a name whose JSON needs
+// escapes must come back exactly as it went in: a PATCH of the e-mail keeps it.
+func TestPatchKeepsANameWithEscapesExactly(t *testing.T) {
+	s := newTestServer(t)
+	created := s.create(`Ann "the one" <&>`, "ann@example.com")
+	w := s.do("PATCH", userPath(created.ID), `{"email": "ann2@example.com"}`, join(asWriter, asJSON)...)
+	var patched user
+	if err := json.Unmarshal(w.Body.Bytes(), &patched); err != nil || w.Code != 200 {
+		t.Fatalf("PATCH: %d %s", w.Code, w.Body)
+	}
+	if patched.Name != created.Name || patched.Email != "ann2@example.com" {
+		t.Errorf("after the PATCH the user is %+v; want the name %q kept", patched, created.Name)
+	}
 }
