@@ -74,6 +74,13 @@ func marshalJSON(v any) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), err
 }
 
+// fieldProblems is the "fields" member of an error body: a struct, not a map, so that name comes
+// before email as it does in the message (a map would be written in alphabetical order).
+type fieldProblems struct {
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+}
+
 // writeError sends err as the JSON error body. An error that is not an *apiError is a failure of
 // the server's own: it is logged, and the client learns only that it happened (SPEC §6).
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
@@ -82,10 +89,14 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		e = errInternal
 	}
+	var fields *fieldProblems
+	if len(e.fields) > 0 {
+		fields = &fieldProblems{Name: e.fields["name"], Email: e.fields["email"]}
+	}
 	body, _ := marshalJSON(struct {
-		Error  string            `json:"error"`
-		Fields map[string]string `json:"fields,omitempty"`
-	}{e.message, e.fields})
+		Error  string         `json:"error"`
+		Fields *fieldProblems `json:"fields,omitempty"`
+	}{e.message, fields})
 	for name, values := range e.header {
 		w.Header()[name] = values
 	}

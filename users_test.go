@@ -2309,3 +2309,17 @@ func TestDelaySlowsAPIAnswers(t *testing.T) {
 		t.Errorf("/healthz took %s: -delay is for /api/ only", elapsed)
 	}
 }
+
+// The error body lists the failing fields name first, as its message does (SPEC §5).
+func TestFieldProblemsComeNameFirst(t *testing.T) {
+	s := newTestServer(t)
+	w := s.do("POST", "/api/users", `{"name": "", "email": "Ann <a@b.c>"}`, join(asWriter, asJSON)...)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", w.Code)
+	}
+	body := w.Body.String()
+	name, email := strings.Index(body, `"name":`), strings.Index(body, `"email":`)
+	if name < 0 || email < 0 || name > email {
+		t.Errorf("body %s: want fields with name before email", body)
+	}
+}
