@@ -349,10 +349,10 @@ func buildServerBinary(t *testing.T) string {
 type serverProcess struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	base   string            // http://127.0.0.1:port
-	client *http.Client      // its own connections, so none outlives the process
-	log    *concurrentBuffer // stderr, but for the access log
-	exited chan struct{}     // closed once the process has ended
+	base   string        // http://127.0.0.1:port
+	client *http.Client  // its own connections, so none outlives the process
+	log    *syncLog      // stderr, but for the access log
+	exited chan struct{} // closed once the process has ended
 }
 
 func serverCommand(binary, path string) *exec.Cmd {
@@ -365,7 +365,7 @@ func serverCommand(binary, path string) *exec.Cmd {
 // port it picked, which its start-up log names.
 func startServerProcess(t *testing.T, binary, path string) *serverProcess {
 	t.Helper()
-	s := &serverProcess{t: t, cmd: serverCommand(binary, path), log: &concurrentBuffer{}, exited: make(chan struct{})}
+	s := &serverProcess{t: t, cmd: serverCommand(binary, path), log: &syncLog{}, exited: make(chan struct{})}
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -457,7 +457,7 @@ func (s *serverProcess) users() map[int64]user {
 func runServerToExit(t *testing.T, binary, path string) (status int, stderr string) {
 	t.Helper()
 	cmd := serverCommand(binary, path)
-	var output concurrentBuffer
+	var output syncLog
 	cmd.Stderr = &output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

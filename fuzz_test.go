@@ -333,7 +333,7 @@ func FuzzRequest(f *testing.F) {
 
 		s := serverWithThreeUsers(t)
 		before := snapshotOfUsers(s)
-		logs := &capturedLog{}
+		logs := &syncLog{}
 		s.api.log = slog.New(slog.NewTextHandler(logs, nil))
 		answer := &answerOnce{ResponseRecorder: httptest.NewRecorder()}
 		s.handler.ServeHTTP(answer, r)

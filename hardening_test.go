@@ -783,7 +783,7 @@ func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 // (The list is encoded without holding the store's lock, SPEC §10.)
 func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	s := newTestServer(t)
-	logs := &capturedLog{}
+	logs := &syncLog{}
 	s.api.log = slog.New(slog.NewTextHandler(logs, nil))
 	for i := 0; i < 10000; i++ { // a list of about 600 KB
 		if _, err := s.api.commit(change{op: opCreate, name: fmt.Sprintf("User %d", i), email: fmt.Sprintf("user%d@example.com", i)}); err != nil {
@@ -1208,30 +1208,10 @@ func TestConcurrentClientsKeepTheJournalledStoreConsistent(t *testing.T) {
 // ---------------------------------------------------------------------------------------------
 // The program as main runs it.
 
-// capturedLog collects what a server logs; many requests may write to it at once.
-type capturedLog struct {
-	mu   sync.Mutex
-	text bytes.Buffer
-}
-
-func (l *capturedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.text.Write(p)
-}
-
-func (l *capturedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.text.String()
-}
-
-func (l *capturedLog) lines() int { return strings.Count(l.String(), "\n") }
-
 // programUnderTest is run, as main calls it, serving on a free port of 127.0.0.1.
 type programUnderTest struct {
 	url      string
-	logs     *capturedLog
+	logs     *syncLog
 	stop     context.CancelFunc // what SIGTERM does
 	finished chan struct{}
 	err      error // what run returned, once finished is closed
@@ -1248,7 +1228,7 @@ func startProgram(t *testing.T, flags ...string) *programUnderTest {
 func startProgramWithEnv(t *testing.T, env map[string]string, flags ...string) *programUnderTest {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &programUnderTest{logs: &capturedLog{}, stop: cancel, finished: make(chan struct{})}
+	s := &programUnderTest{logs: &syncLog{}, stop: cancel, finished: make(chan struct{})}
 	args := append([]string{"users", "-addr", "127.0.0.1:0"}, flags...)
 	go func() {
 		defer close(s.finished)
@@ -1488,7 +1468,7 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 		}, true},
 	}
 	s := serverWithThreeUsers(t)
-	logs := &capturedLog{}
+	logs := &syncLog{}
 	s.api.log = slog.New(slog.NewTextHandler(logs, nil))
 	mux := http.NewServeMux()
 	for _, p := range panics {
@@ -1496,7 +1476,7 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 	}
 	mux.Handle("/", s.handler)
 	server := httptest.NewUnstartedServer(mux)
-	serverLog := &capturedLog{}
+	serverLog := &syncLog{}
 	server.Config.ErrorLog = log.New(serverLog, "", 0)
 	server.Start()
 	defer server.Close()
@@ -1567,7 +1547,7 @@ func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
-			logs := &capturedLog{}
+			logs := &syncLog{}
 			s.api.log = slog.New(slog.NewTextHandler(logs, nil))
 			s.api.commit = c.commit
 			w := s.do("POST", "/api/users", eveJSON, asWriterWithJSON...)
@@ -1626,7 +1606,7 @@ func TestTokensNeverReachTheLogOrAnAnswer(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
-			logs := &capturedLog{}
+			logs := &syncLog{}
 			s.api.log = newLogger(format, logs)
 			for _, c := range requestsCarryingTokens() {
 				linesBefore := logs.lines()
@@ -1723,7 +1703,7 @@ func TestRequestValuesCannotForgeLogLines(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
-			logs := &capturedLog{}
+			logs := &syncLog{}
 			s.api.log = newLogger(format, logs)
 			for _, c := range forged {
 				if c.method == "" {

@@ -28,7 +28,7 @@ type durableServer struct {
 	*testServer
 	journal *journal
 	path    string
-	log     *concurrentBuffer // what the journal logged
+	log     *syncLog // what the journal logged
 	closing sync.Once
 }
 
@@ -36,7 +36,7 @@ type durableServer struct {
 func openDurableServer(t testing.TB, path string) *durableServer {
 	t.Helper()
 	s := newTestServer(t)
-	log := &concurrentBuffer{}
+	log := &syncLog{}
 	j, err := openJournal(path, s.api.store, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatalf("opening the journal: %v", err)
@@ -82,24 +82,6 @@ func (d *durableServer) mustStatus(status int, method, target, body string) {
 	if w.Code != status {
 		d.t.Fatalf("%s %s: status %d, want %d; body %s", method, target, w.Code, status, w.Body)
 	}
-}
-
-// concurrentBuffer collects log output written from several goroutines.
-type concurrentBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *concurrentBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *concurrentBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // journalLines returns the lines of the journal file, without their newlines.
@@ -292,7 +274,7 @@ func TestRunStopsWithANonUsageErrorOnADamagedJournal(t *testing.T) {
 	content := annRecord + "{\"op\":\"put\",\"id\":2,\n" + bobRecord // line 2 ends in a newline: not torn, damaged
 	writeJournalFile(t, path, content)
 
-	var stderr concurrentBuffer
+	var stderr syncLog
 	err := run(context.Background(), []string{"users", "-addr", "127.0.0.1:0", "-data", path},
 		journalTestEnv, io.Discard, &stderr)
 	if err == nil {
@@ -742,7 +724,7 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 func startRunOnJournal(t *testing.T, args ...string) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr concurrentBuffer
+	var stderr syncLog
 	result := make(chan error, 1)
 	go func() {
 		result <- run(ctx, append([]string{"users", "-addr", "127.0.0.1:0"}, args...), journalTestEnv, io.Discard, &stderr)

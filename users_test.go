@@ -152,6 +152,9 @@ func (b *syncLog) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// lines counts the lines written so far.
+func (b *syncLog) lines() int { return strings.Count(b.String(), "\n") }
+
 func (b *syncLog) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
