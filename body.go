@@ -94,6 +94,17 @@ type userBody struct {
 	name, email bodyField
 }
 
+// field returns the member of a user body with this name, exactly as spelled, or nil.
+func (u *userBody) field(name string) *bodyField {
+	switch name {
+	case "name":
+		return &u.name
+	case "email":
+		return &u.email
+	}
+	return nil
+}
+
 type bodyField struct {
 	given bool // the member was in the body, null included
 	null  bool
@@ -143,19 +154,15 @@ func decodeUserBodyTokens(body []byte, pathID int64) (userBody, error) {
 		if err := decoder.Decode(&value); err != nil {
 			return user, syntaxError(err)
 		}
-		var field *bodyField
-		switch name {
-		case "name":
-			field = &user.name
-		case "email":
-			field = &user.email
-		case "id":
+		field := user.field(name)
+		switch {
+		case name == "id":
 			if idGiven {
 				return user, badRequest(`the member "id" appears twice: each member may appear once (RFC 8259 §4)`)
 			}
 			id, idGiven = value, true
 			continue
-		default:
+		case field == nil:
 			return user, badRequest(fmt.Sprintf("unknown field %s: a user has only name and email", quoteForMessage(name)))
 		}
 		if field.given {
@@ -212,13 +219,8 @@ func decodeSimpleUserBody(body []byte) (userBody, bool) {
 		if !ok {
 			return user, false
 		}
-		var field *bodyField
-		switch name {
-		case "name":
-			field = &user.name
-		case "email":
-			field = &user.email
-		default:
+		field := user.field(name)
+		if field == nil {
 			return user, false // id, or an unknown field: the general decoder judges them
 		}
 		if field.given {

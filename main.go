@@ -74,17 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	store := newUserStore()
-	a := &api{
-		store:           store,
-		commit:          store.commit,
-		broken:          func() bool { return false },
-		tokens:          tokenSet,
-		log:             logger,
-		delay:           cfg.delay,
-		stopping:        ctx.Done(),
-		cors:            cfg.cors,
-		requestIDPrefix: randomHex(4) + "-",
-	}
+	a := newAPI(store, tokenSet, logger)
+	a.delay, a.stopping, a.cors = cfg.delay, ctx.Done(), cfg.cors
 	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
 	if cfg.dataFile != "" {
 		journal, err := openJournal(cfg.dataFile, store, logger)

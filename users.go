@@ -25,6 +25,19 @@ type api struct {
 	requestCount    atomic.Uint64
 }
 
+// newAPI returns the API over an in-memory store: writes go straight to the store, and nothing can
+// break them. With -data, run hands writes to the journal instead.
+func newAPI(store *userStore, tokenSet *tokens, logger *slog.Logger) *api {
+	return &api{
+		store:           store,
+		commit:          store.commit,
+		broken:          func() bool { return false },
+		tokens:          tokenSet,
+		log:             logger,
+		requestIDPrefix: randomHex(4) + "-",
+	}
+}
+
 // routes lists every path the service answers and the methods each takes: the mux, the Allow
 // header of 405 and OPTIONS, and CORS preflights all come from this one table. GET also serves
 // HEAD, and every path answers OPTIONS.

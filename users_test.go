@@ -47,15 +47,7 @@ func newTestServer(t testing.TB) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := newUserStore()
-	a := &api{
-		store:           store,
-		commit:          store.commit,
-		broken:          func() bool { return false },
-		tokens:          tokenSet,
-		log:             slog.New(slog.NewTextHandler(io.Discard, nil)),
-		requestIDPrefix: "test-",
-	}
+	a := newAPI(newUserStore(), tokenSet, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &testServer{t: t, api: a, handler: newServer(a)}
 }
 
