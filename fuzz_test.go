@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
@@ -334,7 +333,7 @@ func FuzzRequest(f *testing.F) {
 		s := serverWithThreeUsers(t)
 		before := snapshotOfUsers(s)
 		logs := &syncLog{}
-		s.api.log = slog.New(slog.NewTextHandler(logs, nil))
+		s.api.log = newLogger("text", logs)
 		answer := &answerOnce{ResponseRecorder: httptest.NewRecorder()}
 		s.handler.ServeHTTP(answer, r)
 		w := answer.ResponseRecorder

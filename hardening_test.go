@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"math/rand"
 	"net"
 	"net/http"
@@ -784,7 +783,7 @@ func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	s := newTestServer(t)
 	logs := &syncLog{}
-	s.api.log = slog.New(slog.NewTextHandler(logs, nil))
+	s.api.log = newLogger("text", logs)
 	for i := 0; i < 10000; i++ { // a list of about 600 KB
 		if _, err := s.api.commit(change{op: opCreate, name: fmt.Sprintf("User %d", i), email: fmt.Sprintf("user%d@example.com", i)}); err != nil {
 			t.Fatal(err)
@@ -1469,7 +1468,7 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 	}
 	s := serverWithThreeUsers(t)
 	logs := &syncLog{}
-	s.api.log = slog.New(slog.NewTextHandler(logs, nil))
+	s.api.log = newLogger("text", logs)
 	mux := http.NewServeMux()
 	for _, p := range panics {
 		mux.Handle(p.path, s.api.observe(p.handler))
@@ -1548,7 +1547,7 @@ func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
 			logs := &syncLog{}
-			s.api.log = slog.New(slog.NewTextHandler(logs, nil))
+			s.api.log = newLogger("text", logs)
 			s.api.commit = c.commit
 			w := s.do("POST", "/api/users", eveJSON, asWriterWithJSON...)
 			if w.Code != 500 {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,7 +27,7 @@ func BenchmarkDurableCreate(b *testing.B) {
 	for _, writers := range []int{1, 16, 64} {
 		b.Run("writers="+strconv.Itoa(writers), func(b *testing.B) {
 			s := newTestServer(b)
-			j, err := openJournal(filepath.Join(b.TempDir(), "users.jsonl"), s.api.store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			j, err := openJournal(filepath.Join(b.TempDir(), "users.jsonl"), s.api.store, newLogger("text", io.Discard))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,7 +36,7 @@ func openDurableServer(t testing.TB, path string) *durableServer {
 	t.Helper()
 	s := newTestServer(t)
 	log := &syncLog{}
-	j, err := openJournal(path, s.api.store, slog.New(slog.NewTextHandler(log, nil)))
+	j, err := openJournal(path, s.api.store, newLogger("text", log))
 	if err != nil {
 		t.Fatalf("opening the journal: %v", err)
 	}
@@ -266,7 +265,7 @@ func openJournalOrPanic(path string) (j *journal, err error) {
 			err = fmt.Errorf("openJournal panicked: %v", recovered)
 		}
 	}()
-	return openJournal(path, newUserStore(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return openJournal(path, newUserStore(), newLogger("text", io.Discard))
 }
 
 func TestRunStopsWithANonUsageErrorOnADamagedJournal(t *testing.T) {
@@ -425,7 +424,7 @@ func TestSecondJournalOnTheSameFileIsRefused(t *testing.T) {
 	first := openDurableServer(t, path)
 	first.create("Ann", "ann@example.com")
 
-	second, err := openJournal(path, newUserStore(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	second, err := openJournal(path, newUserStore(), newLogger("text", io.Discard))
 	if err == nil {
 		second.close()
 		t.Fatal("a second journal opened on a file that is in use")

@@ -58,7 +58,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil || cfg == nil { // cfg is nil after -h and -version, which print and stop
 		return err
 	}
-	logger := newLogger(cfg.logFormat, stderr)
+	logOutput := newLogWriter(stderr)
+	defer logOutput.Close() // last, so that every line is out before run returns
+	stderr = logOutput      // the token notice too, so that it stays before the log lines
+	logger := newLogger(cfg.logFormat, logOutput)
 
 	tokenSet, generated, err := loadTokens(cfg.tokens)
 	if err != nil {
@@ -198,13 +201,6 @@ func isListenAddress(addr string) bool {
 	}
 	n, err := strconv.Atoi(port)
 	return err == nil && n >= 0 && n <= 65535
-}
-
-func newLogger(format string, stderr io.Writer) *slog.Logger {
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(stderr, nil))
-	}
-	return slog.New(slog.NewTextHandler(stderr, nil))
 }
 
 // generatedTokens are the tokens a server made for itself, to be shown once.

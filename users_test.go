@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,7 +46,7 @@ func newTestServer(t testing.TB) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newAPI(newUserStore(), tokenSet, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a := newAPI(newUserStore(), tokenSet, newLogger("text", io.Discard))
 	return &testServer{t: t, api: a, handler: newServer(a)}
 }
 
@@ -128,7 +127,7 @@ func (s *testServer) serve(r *http.Request) *httptest.ResponseRecorder {
 // logTo sends the server's log, as JSON records, to a buffer the test can read.
 func (s *testServer) logTo() *syncLog {
 	buffer := &syncLog{}
-	s.api.log = slog.New(slog.NewJSONHandler(buffer, nil))
+	s.api.log = newLogger("json", buffer)
 	return buffer
 }
 

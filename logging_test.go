@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slogLine is the line slog's own handler writes for r: what fastHandler must match.
+func slogLine(t testing.TB, format string, r slog.Record) string {
+	t.Helper()
+	var out bytes.Buffer
+	handler := slog.Handler(slog.NewTextHandler(&out, nil))
+	if format == "json" {
+		handler = slog.NewJSONHandler(&out, nil)
+	}
+	if err := handler.Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// fastLine is the line newLogger's handler writes for r, and whether its fast path wrote it.
+func fastLine(t testing.TB, format string, r slog.Record) (line string, fast bool) {
+	t.Helper()
+	var out bytes.Buffer
+	handler := newLogger(format, &out).Handler().(*fastHandler)
+	_, fast = handler.format(nil, r)
+	if err := handler.Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), fast
+}
+
+func accessRecord(when time.Time, path string) slog.Record {
+	r := slog.NewRecord(when, slog.LevelInfo, "request", 0)
+	r.AddAttrs(slog.String("method", "GET"), slog.String("path", path), slog.Int("status", 200),
+		slog.Int64("bytes", 59), slog.Duration("duration", 9751*time.Nanosecond), slog.String("request_id", "4da80b4d-12"))
+	return r
+}
+
+func TestFastHandlerWritesWhatSlogWrites(t *testing.T) {
+	noon := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	paris := time.FixedZone("CET", 3600)
+	withAttrs := func(r slog.Record, attrs ...slog.Attr) slog.Record { r.AddAttrs(attrs...); return r }
+	tests := []struct {
+		name   string
+		record slog.Record
+		fast   bool // whether fastHandler should write it itself
+	}{
+		{"an access line", accessRecord(noon.Add(761234567), "/api/users/43"), true},
+		{"a time on the whole second", accessRecord(noon, "/api/users"), true},
+		{"a time just before a millisecond", accessRecord(noon.Add(999999), "/"), true},
+		{"a time outside UTC", accessRecord(time.Date(2026, 1, 2, 3, 4, 5, 6000000, paris), "/healthz"), true},
+		{"a path with punctuation", accessRecord(noon, "/assets/app.css;v=%2F~'!$*(),+@:"), false}, // "=" is quoted
+		{"a path with a percent", accessRecord(noon, "/api/users/%41+b"), true},
+		{"a path with other punctuation", accessRecord(noon, "/a;b/~'!$*(),+@:?#[]{}|^`"), true},
+		{"a path with a space", accessRecord(noon, "/api/users/a b"), false},
+		{"a path with a quote", accessRecord(noon, `/api/"users"`), false},
+		{"a path with a backslash", accessRecord(noon, `/api\users`), false},
+		{"a path with HTML", accessRecord(noon, "/<script>&"), false},
+		{"a path with a control character", accessRecord(noon, "/api/\x7f\x01"), false},
+		{"a path outside ASCII", accessRecord(noon, "/api/usérs/ünïcode"), false},
+		{"a path that is not UTF-8", accessRecord(noon, "/api/\xff"), false},
+		{"an empty path", accessRecord(noon, ""), false},
+		{"a message with a space", slog.NewRecord(noon, slog.LevelInfo, "stopping: finishing the requests in flight", 0), false},
+		{"a plain message alone", slog.NewRecord(noon, slog.LevelInfo, "stopped", 0), true},
+		{"a warning", slog.NewRecord(noon, slog.LevelWarn, "odd", 0), true},
+		{"a level between names", slog.NewRecord(noon, slog.LevelInfo+2, "odd", 0), true},
+		{"negative and large integers", withAttrs(slog.NewRecord(noon, slog.LevelError, "n", 0),
+			slog.Int64("a", -9223372036854775808), slog.Int("b", 0), slog.Int64("c", 1<<62)), true},
+		{"durations", withAttrs(slog.NewRecord(noon, slog.LevelInfo, "d", 0),
+			slog.Duration("zero", 0), slog.Duration("ns", 1), slog.Duration("long", 90*time.Minute+time.Millisecond),
+			slog.Duration("negative", -time.Second)), true},
+		{"a boolean", withAttrs(slog.NewRecord(noon, slog.LevelInfo, "b", 0), slog.Bool("ok", true)), false},
+		{"a group", withAttrs(slog.NewRecord(noon, slog.LevelInfo, "g", 0), slog.Group("g", "a", 1)), false},
+		{"a key with a space", withAttrs(slog.NewRecord(noon, slog.LevelInfo, "k", 0), slog.Int("a b", 1)), false},
+		{"an empty key", withAttrs(slog.NewRecord(noon, slog.LevelInfo, "k", 0), slog.Int("", 1)), false},
+		{"an empty attribute", withAttrs(slog.NewRecord(noon, slog.LevelInfo, "k", 0), slog.Attr{}), false},
+		{"no time", slog.NewRecord(time.Time{}, slog.LevelInfo, "request", 0), false},
+		{"a year past 9999", accessRecord(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), "/"), false},
+	}
+	for _, format := range []string{"text", "json"} {
+		for _, test := range tests {
+			t.Run(format+"/"+test.name, func(t *testing.T) {
+				got, fast := fastLine(t, format, test.record)
+				if want := slogLine(t, format, test.record); got != want {
+					t.Errorf("fastHandler wrote\n%s\nslog writes\n%s", got, want)
+				}
+				if fast != test.fast {
+					t.Errorf("fast path taken: %v, want %v", fast, test.fast)
+				}
+			})
+		}
+	}
+}
+
+// A logger derived with With or WithGroup is slog's own: its attributes are never lost.
+func TestDerivedLoggersKeepTheirAttributes(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var out bytes.Buffer
+		newLogger(format, &out).With("component", "journal").WithGroup("g").Info("hello", "n", 1)
+		if line := out.String(); !strings.Contains(line, "component") || !strings.Contains(line, "journal") ||
+			!strings.Contains(line, "g.n") && !strings.Contains(line, `"g":{"n":1}`) {
+			t.Errorf("%s: %q lost the logger's attributes", format, line)
+		}
+	}
+}
+
+func FuzzFastHandler(f *testing.F) {
+	f.Add("GET", "/api/users/1", "request", int64(200), int64(9751), "abc-1")
+	f.Add("PATCH", "/api/users/a b", "request", int64(-1), int64(-5), "")
+	f.Add("GET", "/ü\"\\<>&=\x00", "stop ping", int64(1<<40), int64(3600e9), "x=y")
+	f.Fuzz(func(t *testing.T, method, path, message string, status, nanoseconds int64, id string) {
+		r := slog.NewRecord(time.Unix(0, nanoseconds*1000003).UTC(), slog.LevelInfo, message, 0)
+		r.AddAttrs(slog.String("method", method), slog.String("path", path), slog.Int64("status", status),
+			slog.Duration("duration", time.Duration(nanoseconds)), slog.String("request_id", id))
+		for _, format := range []string{"text", "json"} {
+			got, _ := fastLine(t, format, r)
+			if want := slogLine(t, format, r); got != want {
+				t.Fatalf("%s: fastHandler wrote\n%q\nslog writes\n%q", format, got, want)
+			}
+		}
+	})
+}
+
+// countingWriter stands for stderr, and counts the writes that reach it.
+type countingWriter struct {
+	mu     sync.Mutex
+	out    bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes++
+	return c.out.Write(p)
+}
+
+func (c *countingWriter) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String()
+}
+
+func TestLogWriterWritesEveryLineInOrderByClose(t *testing.T) {
+	out := &countingWriter{}
+	w := newLogWriter(out)
+	var want strings.Builder
+	for i := range 1000 {
+		line := fmt.Sprintf("line %d\n", i)
+		w.Write([]byte(line))
+		want.WriteString(line)
+	}
+	w.Close()
+	if got := out.String(); got != want.String() {
+		t.Fatalf("after Close, stderr holds %d bytes, want the %d bytes written, in order", len(got), want.Len())
+	}
+	w.Write([]byte("after close\n")) // a goroutine that outlives the server
+	if got := out.String(); !strings.HasSuffix(got, "after close\n") {
+		t.Fatalf("a line written after Close is not out at once")
+	}
+}
+
+func TestLogWriterWritesALineSoonWithoutClose(t *testing.T) {
+	out := &countingWriter{}
+	w := newLogWriter(out)
+	defer w.Close()
+	w.Write([]byte("hello\n"))
+	deadline := time.Now().Add(5 * time.Second)
+	for out.String() != "hello\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("a single line is not written out within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Lines that come together go out together: the point of logWriter. Each goroutine's lines stay
+// whole and in their order, and more than 64 KiB never waits.
+func TestLogWriterGathersConcurrentLines(t *testing.T) {
+	out := &countingWriter{}
+	w := newLogWriter(out)
+	const goroutines, lines = 8, 2000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range lines {
+				w.Write([]byte(fmt.Sprintf("g%d %05d %s\n", g, i, strings.Repeat("x", 50))))
+			}
+		}()
+	}
+	wg.Wait()
+	w.Close()
+	next := make([]int, goroutines)
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var g, i int
+		if _, err := fmt.Sscanf(line, "g%d %d", &g, &i); err != nil || i != next[g] || len(line) != 59 {
+			t.Fatalf("line %q is broken or out of order (want g%d %05d)", line, g, next[g])
+		}
+		next[g]++
+	}
+	for g, n := range next {
+		if n != lines {
+			t.Fatalf("goroutine %d: %d lines out, want %d", g, n, lines)
+		}
+	}
+	if out.writes >= goroutines*lines {
+		t.Errorf("%d lines took %d writes: none were gathered", goroutines*lines, out.writes)
+	}
+	if w.pending != nil && cap(w.pending) > 2*logWriterLimit+4096 {
+		t.Errorf("the buffer grew to %d bytes, past its limit", cap(w.pending))
+	}
+}
+
+// BenchmarkAccessLogLine measures one access log line, formatted and thrown away: through
+// newLogger's handler, and through slog's own for comparison.
+func BenchmarkAccessLogLine(b *testing.B) {
+	r := accessRecord(time.Now(), "/api/users/42")
+	for _, format := range []string{"text", "json"} {
+		handlers := map[string]slog.Handler{
+			"fastHandler": newLogger(format, io.Discard).Handler(),
+			"slog":        slog.NewTextHandler(io.Discard, nil),
+		}
+		if format == "json" {
+			handlers["slog"] = slog.NewJSONHandler(io.Discard, nil)
+		}
+		for _, name := range []string{"fastHandler", "slog"} {
+			b.Run(format+"/"+name, func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					handlers[name].Handle(context.Background(), r)
+				}
+			})
+		}
+	}
+}
