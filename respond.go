@@ -61,7 +61,11 @@ func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 
 func setJSONHeaders(h http.Header, length int) {
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(length)}
+	// net/http gives a body that fits its 2 KiB buffer a Content-Length itself, and cheaper than
+	// a header set here; a longer body would go out chunked, so its length is set here.
+	if length > 2048 {
+		h["Content-Length"] = []string{strconv.Itoa(length)}
+	}
 }
 
 // marshalJSON is json.Marshal without its HTML escaping: these bodies are served as

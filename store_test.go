@@ -432,3 +432,30 @@ func TestPatchKeepsANameWithEscapesExactly(t *testing.T) {
 		t.Errorf("after the PATCH the user is %+v; want the name %q kept", patched, created.Name)
 	}
 }
+
+func TestUserJSONIsWhatEncodingJSONWrites(t *testing.T) {
+	for _, text := range []string{
+		"Ada Lovelace", "ada@example.com", "", " ", "<b>&amp;</b>", `"quoted"`, `back\slash`, "tab\there",
+		"\x00\x1f\x7f", "Łukasz Żółć", "日本語", "\u2028\u2029", "\xff\xfe", "emoji 🎉", "~!@#$%^*()_+{}|:?",
+	} {
+		checkUserJSON(t, 7, text, "a@b.c")
+		checkUserJSON(t, 1<<62, "Ann", text)
+	}
+}
+
+func FuzzUserJSON(f *testing.F) {
+	f.Add(int64(1), "Ada Lovelace", "ada@example.com")
+	f.Add(int64(-1), "<\"\\\x00é>", "\u2028")
+	f.Fuzz(func(t *testing.T, id int64, name, email string) { checkUserJSON(t, id, name, email) })
+}
+
+func checkUserJSON(t *testing.T, id int64, name, email string) {
+	t.Helper()
+	want, err := marshalJSON(user{ID: id, Name: name, Email: email})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(appendUserJSON(nil, id, name, email)); got != want {
+		t.Fatalf("appendUserJSON(%d, %q, %q) = %s, want %s as encoding/json writes it", id, name, email, got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -1215,9 +1216,52 @@ func TestAnswersAreJSONBut204And304HaveNoBody(t *testing.T) {
 				if !json.Valid(w.Body.Bytes()) {
 					t.Errorf("body %q is not JSON", w.Body)
 				}
-				if got, want := w.Header().Get("Content-Length"), strconv.Itoa(w.Body.Len()); got != want {
-					t.Errorf("Content-Length %s, want %s", got, want)
-				}
+			}
+		})
+	}
+}
+
+// Every body goes out with its Content-Length, never chunked: net/http counts the short ones
+// (writeJSON leaves them to it), and the service counts a long list. Only a real connection shows it.
+func TestEveryAnswerHasAContentLength(t *testing.T) {
+	ts := newTestServer(t)
+	for i := range 40 { // a list longer than net/http's 2 KiB buffer
+		ts.create(fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i))
+	}
+	server := httptest.NewServer(ts.handler)
+	defer server.Close()
+	answers := []struct{ method, path, body string }{
+		{"GET", "/api/users/1", ""},
+		{"GET", "/api/users", ""},
+		{"GET", "/api/users?per_page=2", ""},
+		{"POST", "/api/users", `{"name":"Ann","email":"ann@example.com"}`},
+		{"PATCH", "/api/users/2", `{"name":"Bob"}`},
+		{"POST", "/api/users", `{"name":""}`},
+		{"GET", "/api/users/999", ""},
+		{"DELETE", "/api/users", ""},
+		{"GET", "/healthz", ""},
+		{"GET", "/openapi.json", ""},
+	}
+	for _, a := range answers {
+		t.Run(a.method+" "+a.path, func(t *testing.T) {
+			r, err := http.NewRequest(a.method, server.URL+a.path, strings.NewReader(a.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			resp, err := server.Client().Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(body) == 0 || resp.ContentLength != int64(len(body)) || resp.TransferEncoding != nil {
+				t.Errorf("%d: Content-Length %d, transfer encoding %q, for a body of %d bytes",
+					resp.StatusCode, resp.ContentLength, resp.TransferEncoding, len(body))
 			}
 		})
 	}
@@ -2315,5 +2359,28 @@ func TestFieldProblemsComeNameFirst(t *testing.T) {
 	name, email := strings.Index(body, `"name":`), strings.Index(body, `"email":`)
 	if name < 0 || email < 0 || name > email {
 		t.Errorf("body %s: want fields with name before email", body)
+	}
+}
+
+// A body that ends before its declared length, or breaks off while chunked, is 400 and changes
+// nothing: the service never judges a part of a body as if it were all of it.
+func TestBodyCutShortIs400(t *testing.T) {
+	for _, length := range []int64{40, -1} { // declared, and unknown (chunked)
+		t.Run(fmt.Sprint("Content-Length ", length), func(t *testing.T) {
+			ts := withAnnAndBob(t)
+			before := snapshotOfUsers(ts)
+			body := io.MultiReader(strings.NewReader(`{"name":"Cy","email":"cy@`), iotest.ErrReader(io.ErrUnexpectedEOF))
+			r := httptest.NewRequest("POST", "/api/users", body)
+			r.ContentLength = length
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			w := ts.serve(r)
+			if message, _ := errorBody(t, w); w.Code != http.StatusBadRequest || message != "the body could not be read to its end" {
+				t.Errorf("%d %s, want 400: the body could not be read to its end", w.Code, w.Body)
+			}
+			if after := snapshotOfUsers(ts); after != before {
+				t.Errorf("the store changed: %s, was %s", after, before)
+			}
+		})
 	}
 }
