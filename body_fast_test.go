@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net/mail"
 	"testing"
 	"unicode/utf8"
 )
@@ -54,5 +55,40 @@ func checkSimpleUserBodyAgrees(t *testing.T, body []byte) {
 	}
 	if fast != general {
 		t.Fatalf("%q: the fast path reads %+v, the general decoder %+v", body, fast, general)
+	}
+}
+
+// isCommonAddress is a fast path for isPlainAddress: every address it accepts, net/mail must
+// accept unchanged.
+
+var addressSeeds = []string{
+	"ann@example.com", "a.b-c_d%e+f@sub-1.example.co.uk", "A@B", "1@2", "a@-", "-@a",
+	".a@b", "a.@b", "a..b@c", "a@b..c", "a@.b", "a@b.", "@b", "a@", "a", "a@b@c", "a b@c",
+	`"a"@b`, "a@[1.2.3.4]", "<a@b>", "Ann <a@b>", "a@b (comment)", "é@b", "a@b\n", "a!#$&'*/=?^`{|}~@b",
+}
+
+func TestCommonAddressesAreWhatNetMailAccepts(t *testing.T) {
+	for _, address := range addressSeeds {
+		checkCommonAddress(t, address)
+	}
+	if !isCommonAddress("ann.lee+tag@example.com") {
+		t.Error("the fast path declines a usual address")
+	}
+}
+
+func FuzzCommonAddress(f *testing.F) {
+	for _, address := range addressSeeds {
+		f.Add(address)
+	}
+	f.Fuzz(checkCommonAddress)
+}
+
+func checkCommonAddress(t *testing.T, address string) {
+	if !isCommonAddress(address) {
+		return
+	}
+	parsed, err := mail.ParseAddress(address)
+	if err != nil || parsed.Name != "" || parsed.Address != address {
+		t.Fatalf("%q: the fast path accepts it, net/mail reads %+v, %v", address, parsed, err)
 	}
 }

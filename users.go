@@ -157,7 +157,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h := w.Header()
-	h.Set("Location", userPath(created.id()))
+	h["Location"] = []string{userPath(created.id())}
 	h["Etag"] = []string{formatETag(created.etag)}
 	writeJSON(w, http.StatusCreated, created.json)
 	return nil
