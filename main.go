@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +26,14 @@ import (
 const version = "1.0.0"
 
 func main() {
+	// Every request leaves a little garbage, and with a small live heap, as a few thousand users
+	// are, the collector then runs many times a second at Go's default GOGC of 100. Collecting at
+	// five times the live heap instead (GOGC=400) costs 5 to 10% less CPU per request
+	// (bench/load.sh); a million users (230 MiB live) may then grow the heap to about 1.1 GiB
+	// between collections. GOGC in the environment still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
