@@ -26,8 +26,40 @@ if [ ${#targets[@]} -eq 0 ]; then
   exit 1
 fi
 
+# Go before 1.27 can fail a fuzz run with a bare "context deadline exceeded" when -fuzztime ends
+# while a worker is busy, on a loaded machine: a race in the toolchain's fuzz coordinator
+# (go.dev/issue/75804), not a finding. A real finding always writes its input to testdata/fuzz and
+# says "Failing input written". So that failure alone is run again, once, and if the toolchain
+# does it again it is reported and passed over; any other failure stops the script.
+fuzz() {
+  local log status
+  log=$(mktemp)
+  set +e
+  go test -run '^$' -fuzz "^${1}\$" -fuzztime "$fuzztime" . 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" -ne 0 ] && grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log"; then
+    status=75 # the toolchain's deadline race
+  fi
+  rm -f "$log"
+  return "$status"
+}
+
 for target in "${targets[@]}"; do
   printf '\n== %s for %s\n' "$target" "$fuzztime"
-  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" .
+  status=0
+  fuzz "$target" || status=$?
+  if [ "$status" -eq 75 ]; then
+    printf '\n%s: "context deadline exceeded" with no failing input: the Go toolchain race of go.dev/issue/75804; once more\n' "$target"
+    status=0
+    fuzz "$target" || status=$?
+    if [ "$status" -eq 75 ]; then
+      printf '\n%s: the toolchain race again, and still no failing input: passed over\n' "$target"
+      status=0
+    fi
+  fi
+  if [ "$status" -ne 0 ]; then
+    exit "$status"
+  fi
 done
 printf '\nfuzz.sh: %d targets, %s each: no failure found.\n' "${#targets[@]}" "$fuzztime"
