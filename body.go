@@ -89,10 +89,12 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// readAll is io.ReadAll for a body whose length the headers may give: it reads into a buffer of
-// that size, not into io.ReadAll's 512 bytes and more, a user body being a tenth of that.
+// readAll is io.ReadAll for a body whose length the headers may give: a short body is read into a
+// buffer of that size, not into io.ReadAll's 512 bytes and more, a user body being a tenth of that.
+// A longer one grows its buffer as bytes arrive, as io.ReadAll does: reserving what a client only
+// declares would let slow clients hold a megabyte each for nothing.
 func readAll(body io.Reader, length int64) ([]byte, error) {
-	if length < 0 || length > maxBodyBytes { // unknown (chunked), or more than the reader allows
+	if length < 0 || length > 4096 { // unknown (chunked), or long
 		return io.ReadAll(body)
 	}
 	buffer := make([]byte, length+1) // one byte more, to see the end where the length says

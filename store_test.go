@@ -441,6 +441,10 @@ func TestUserJSONIsWhatEncodingJSONWrites(t *testing.T) {
 		checkUserJSON(t, 7, text, "a@b.c")
 		checkUserJSON(t, 1<<62, "Ann", text)
 	}
+	buffer := make([]byte, 0, 256)
+	if allocations := testing.AllocsPerRun(100, func() { appendUserJSON(buffer, 7, "Ada Lovelace", "ada@example.com") }); allocations != 0 {
+		t.Errorf("a plain user takes %v allocations: it is not copied straight in, but goes through encoding/json", allocations)
+	}
 }
 
 func FuzzUserJSON(f *testing.F) {

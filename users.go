@@ -95,7 +95,7 @@ func newServer(a *api) http.Handler {
 // collection adapts a handler of /api/users: the token's role must cover the route's (403).
 func (a *api) collection(needed role, handler func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if err := requireRole(r, needed); err != nil {
+		if err := a.tokens.requireRole(r, needed); err != nil {
 			return err
 		}
 		return handler(w, r)
@@ -110,7 +110,7 @@ func (a *api) user(needed role, handler func(http.ResponseWriter, *http.Request,
 		if !ok {
 			return errUserNotFound
 		}
-		if err := requireRole(r, needed); err != nil {
+		if err := a.tokens.requireRole(r, needed); err != nil {
 			return err
 		}
 		return handler(w, r, id)

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -2382,5 +2383,17 @@ func TestBodyCutShortIs400(t *testing.T) {
 				t.Errorf("the store changed: %s, was %s", after, before)
 			}
 		})
+	}
+}
+
+// A declared length is not memory reserved: a client that announces a megabyte and sends a byte
+// makes the server hold what it sent, not what it announced.
+func TestADeclaredLengthIsNotReserved(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	readAll(strings.NewReader("x"), maxBodyBytes)
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 64<<10 {
+		t.Errorf("reading 1 byte of a body declared as 1 MiB allocated %d bytes", allocated)
 	}
 }
