@@ -1245,21 +1245,7 @@ func TestEveryAnswerHasAContentLength(t *testing.T) {
 	}
 	for _, a := range answers {
 		t.Run(a.method+" "+a.path, func(t *testing.T) {
-			r, err := http.NewRequest(a.method, server.URL+a.path, strings.NewReader(a.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Header.Set("Authorization", "Bearer "+writeToken)
-			r.Header.Set("Content-Type", "application/json")
-			resp, err := server.Client().Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, body := sendTo(t, server, a.method, a.path, a.body, join(asWriter, []string{"Content-Type", "application/json"})...)
 			if len(body) == 0 || resp.ContentLength != int64(len(body)) || resp.TransferEncoding != nil {
 				t.Errorf("%d: Content-Length %d, transfer encoding %q, for a body of %d bytes",
 					resp.StatusCode, resp.ContentLength, resp.TransferEncoding, len(body))
@@ -1947,6 +1933,28 @@ func TestEvery4xxLeavesTheStoreExactlyAsItWas(t *testing.T) {
 
 // ---- HEAD, over a real connection ----------------------------------------------------------------
 
+// sendTo sends a request over a real connection and returns the answer with its whole body.
+func sendTo(t *testing.T, server *httptest.Server, method, path, body string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	r, err := http.NewRequest(method, server.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Add(headers[i], headers[i+1])
+	}
+	resp, err := server.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, answer
+}
+
 // httptest.ResponseRecorder keeps a body written for HEAD; a real server drops it. So HEAD is
 // tested through a real connection.
 func TestHeadAnswersWithTheHeadersOfGetAndNoBody(t *testing.T) {
@@ -1955,23 +1963,7 @@ func TestHeadAnswersWithTheHeadersOfGetAndNoBody(t *testing.T) {
 	defer server.Close()
 	send := func(method, path string, headers ...string) (*http.Response, []byte) {
 		t.Helper()
-		r, err := http.NewRequest(method, server.URL+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+1 < len(headers); i += 2 {
-			r.Header.Add(headers[i], headers[i+1])
-		}
-		resp, err := server.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, body
+		return sendTo(t, server, method, path, "", headers...)
 	}
 	for _, path := range []string{"/api/users/1", "/api/users", "/api/users?page=1&per_page=1", "/api/users/9", "/healthz"} {
 		t.Run(path, func(t *testing.T) {
