@@ -43,13 +43,16 @@ type fastHandler struct {
 
 func (h *fastHandler) Handle(ctx context.Context, r slog.Record) error {
 	buffer := linePool.Get().(*[]byte)
-	defer linePool.Put(buffer)
 	line, ok := h.format((*buffer)[:0], r)
 	if !ok {
+		linePool.Put(buffer)
 		return h.Handler.Handle(ctx, r)
 	}
-	*buffer = line
 	_, err := h.out.Write(line)
+	if cap(line) <= 16<<10 { // a rare long line is not kept, so the pool stays small
+		*buffer = line
+		linePool.Put(buffer)
+	}
 	return err
 }
 
@@ -165,10 +168,10 @@ var plainBytes = func() (plain [256]bool) {
 // logWriter stands between the log and stderr: lines are gathered in memory and one goroutine
 // writes them out. It writes as soon as it can, but yields first, so that request goroutines
 // ready to run can add their lines: under load one write carries the lines of many requests
-// (about 25 in bench/load.sh), while on a quiet server each line still appears at once. When lines come faster
-// than stderr takes them, a request that finds 64 KiB waiting writes them out itself, so memory
-// stays bounded and stderr slows requests down as it would without this writer. Close writes out
-// what is left; a crash (kill -9) loses the lines of the last moment at most.
+// (about 25 in bench/load.sh), while on a quiet server each line still appears at once. When
+// lines come faster than stderr takes them, a request that finds 64 KiB waiting writes them out
+// itself, so memory stays bounded and stderr slows requests down as it would without this writer.
+// Close writes out what is left; a crash (kill -9) loses the lines of the last moment at most.
 type logWriter struct {
 	out io.Writer
 
