@@ -85,25 +85,14 @@ func startService(t *testing.T, env map[string]string, args ...string) *runningS
 // send makes a request with a bearer token ("" for none) and returns the status and body.
 func (s *runningService) send(t *testing.T, method, path, token, body string) (int, string) {
 	t.Helper()
-	r, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var headers []string
 	if token != "" {
-		r.Header.Set("Authorization", "Bearer "+token)
+		headers = append(headers, "Authorization", "Bearer "+token)
 	}
 	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
+		headers = append(headers, "Content-Type", "application/json")
 	}
-	resp, err := runClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, answer := sendTo(t, runClient, method, s.url+path, body, headers...)
 	return resp.StatusCode, string(answer)
 }
 

@@ -1245,7 +1245,7 @@ func TestEveryAnswerHasAContentLength(t *testing.T) {
 	}
 	for _, a := range answers {
 		t.Run(a.method+" "+a.path, func(t *testing.T) {
-			resp, body := sendTo(t, server, a.method, a.path, a.body, join(asWriter, []string{"Content-Type", "application/json"})...)
+			resp, body := sendTo(t, server.Client(), a.method, server.URL+a.path, a.body, join(asWriter, asJSON)...)
 			if len(body) == 0 || resp.ContentLength != int64(len(body)) || resp.TransferEncoding != nil {
 				t.Errorf("%d: Content-Length %d, transfer encoding %q, for a body of %d bytes",
 					resp.StatusCode, resp.ContentLength, resp.TransferEncoding, len(body))
@@ -1934,16 +1934,16 @@ func TestEvery4xxLeavesTheStoreExactlyAsItWas(t *testing.T) {
 // ---- HEAD, over a real connection ----------------------------------------------------------------
 
 // sendTo sends a request over a real connection and returns the answer with its whole body.
-func sendTo(t *testing.T, server *httptest.Server, method, path, body string, headers ...string) (*http.Response, []byte) {
+func sendTo(t *testing.T, client *http.Client, method, url, body string, headers ...string) (*http.Response, []byte) {
 	t.Helper()
-	r, err := http.NewRequest(method, server.URL+path, strings.NewReader(body))
+	r, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		r.Header.Add(headers[i], headers[i+1])
 	}
-	resp, err := server.Client().Do(r)
+	resp, err := client.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1963,7 +1963,7 @@ func TestHeadAnswersWithTheHeadersOfGetAndNoBody(t *testing.T) {
 	defer server.Close()
 	send := func(method, path string, headers ...string) (*http.Response, []byte) {
 		t.Helper()
-		return sendTo(t, server, method, path, "", headers...)
+		return sendTo(t, server.Client(), method, server.URL+path, "", headers...)
 	}
 	for _, path := range []string{"/api/users/1", "/api/users", "/api/users?page=1&per_page=1", "/api/users/9", "/healthz"} {
 		t.Run(path, func(t *testing.T) {
