@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +49,11 @@ func (h *fastHandler) Handle(ctx context.Context, r slog.Record) error {
 		linePool.Put(buffer)
 		return h.Handler.Handle(ctx, r)
 	}
+	return h.write(buffer, line)
+}
+
+// write writes out a line built in a buffer of linePool, and gives the buffer back.
+func (h *fastHandler) write(buffer *[]byte, line []byte) error {
 	_, err := h.out.Write(line)
 	if cap(line) <= 16<<10 { // a rare long line is not kept, so the pool stays small
 		*buffer = line
@@ -62,63 +68,126 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 
 // format appends the record's line to b, or reports that it holds something only slog can write.
 func (h *fastHandler) format(b []byte, r slog.Record) ([]byte, bool) {
-	if year := r.Time.Year(); r.Time.IsZero() || year < 0 || year >= 10000 || !isPlain(r.Message) {
-		return nil, false
-	}
 	line := lineBuilder{b: b, json: h.json}
-	line.key(slog.TimeKey)
-	if h.json { // JSONHandler keeps the nanoseconds, TextHandler only the milliseconds
-		line.b = append(r.Time.AppendFormat(append(line.b, '"'), time.RFC3339Nano), '"')
-	} else {
-		line.b = appendMilliseconds(line.b, r.Time)
+	ok := line.begin(r.Time, r.Level, r.Message)
+	if ok {
+		r.Attrs(func(a slog.Attr) bool {
+			ok = line.attr(a)
+			return ok
+		})
 	}
-	line.key(slog.LevelKey)
-	line.string(r.Level.String())
-	line.key(slog.MessageKey)
-	line.string(r.Message)
-	ok := true
-	r.Attrs(func(a slog.Attr) bool {
-		ok = isPlain(a.Key)
-		if !ok {
-			return false
-		}
-		line.key(a.Key)
-		switch a.Value.Kind() {
-		case slog.KindString:
-			ok = isPlain(a.Value.String())
-			line.string(a.Value.String())
-		case slog.KindInt64:
-			line.b = strconv.AppendInt(line.b, a.Value.Int64(), 10)
-		case slog.KindDuration: // JSON has the nanoseconds, text the Duration's String
-			if h.json {
-				line.b = strconv.AppendInt(line.b, int64(a.Value.Duration()), 10)
-			} else {
-				line.b = append(line.b, a.Value.Duration().String()...)
-			}
-		default:
-			ok = false
-		}
-		return ok
-	})
-	if h.json {
-		line.b = append(line.b, '}')
-	}
-	return append(line.b, '\n'), ok
+	return line.end(), ok
 }
 
-// appendMilliseconds appends t as TextHandler does: RFC 3339 with exactly three decimals. Like
-// slog, it formats RFC3339Nano, which package time writes fastest of all layouts, from a time that
-// surely has a fourth decimal, and drops that decimal.
+// logAttrs logs a record of these attributes through handler, as Logger.LogAttrs would, but
+// without the Logger's costs: no caller's program counter (runtime.Callers), which only a handler
+// with AddSource prints, and, on fastHandler's fast path, no slog.Record, whose attributes past
+// the fifth take an allocation. The access log writes its line this way.
+func logAttrs(ctx context.Context, handler slog.Handler, now time.Time, level slog.Level, message string, attrs ...slog.Attr) {
+	if !handler.Enabled(ctx, level) {
+		return
+	}
+	if fast, ok := handler.(*fastHandler); ok {
+		buffer := linePool.Get().(*[]byte)
+		line := lineBuilder{b: (*buffer)[:0], json: fast.json}
+		ok := line.begin(now, level, message)
+		for i := 0; ok && i < len(attrs); i++ {
+			ok = line.attr(attrs[i])
+		}
+		if ok {
+			fast.write(buffer, line.end())
+			return
+		}
+		linePool.Put(buffer)
+	}
+	record := slog.NewRecord(now, level, message, 0)
+	record.AddAttrs(attrs...)
+	handler.Handle(ctx, record) // like Logger.LogAttrs, which also ignores a failed write
+}
+
+// appendMilliseconds appends t as TextHandler does: RFC 3339 with exactly three decimals. Every
+// line of one second starts with the same date, time and zone, and formatting those costs more
+// than the rest of an access line: they are formatted once a second, and only the milliseconds
+// on every line.
 func appendMilliseconds(b []byte, t time.Time) []byte {
-	start := len(b) + len("2006-01-02T15:04:05.000")
-	b = t.Truncate(time.Millisecond).Add(time.Millisecond/10).AppendFormat(b, time.RFC3339Nano)
-	return append(b[:start], b[start+1:]...)
+	second := lastSecond.Load()
+	if second == nil || second.unix != t.Unix() || second.location != t.Location() {
+		second = &formattedSecond{unix: t.Unix(), location: t.Location(),
+			dateTime: t.Format("2006-01-02T15:04:05"), zone: t.Format("Z07:00")}
+		lastSecond.Store(second)
+	}
+	millisecond := t.Nanosecond() / 1e6
+	b = append(b, second.dateTime...)
+	b = append(b, '.', byte('0'+millisecond/100), byte('0'+millisecond/10%10), byte('0'+millisecond%10))
+	return append(b, second.zone...)
 }
 
-// lineBuilder appends the keys and plain strings of a line, as text (key=value) or as a JSON object.
+// formattedSecond is the text of one second in one time zone.
+type formattedSecond struct {
+	unix     int64
+	location *time.Location
+	dateTime string // as 2006-01-02T15:04:05
+	zone     string // "Z" for UTC, else the offset, as -07:00
+}
+
+var lastSecond atomic.Pointer[formattedSecond] // the second of the latest line
+
+// lineBuilder appends the parts of a line, as text (key=value) or as a JSON object, and reports
+// whether each was one it can write the way slog does.
 type lineBuilder struct {
 	b    []byte
 	json bool
+}
+
+// begin appends the time, level and message that start every line.
+func (l *lineBuilder) begin(t time.Time, level slog.Level, message string) bool {
+	if year := t.Year(); t.IsZero() || year < 0 || year >= 10000 || !isPlain(message) {
+		return false
+	}
+	l.key(slog.TimeKey)
+	if l.json { // JSONHandler keeps the nanoseconds, TextHandler only the milliseconds
+		l.b = append(t.AppendFormat(append(l.b, '"'), time.RFC3339Nano), '"')
+	} else {
+		l.b = appendMilliseconds(l.b, t)
+	}
+	l.key(slog.LevelKey)
+	l.string(level.String())
+	l.key(slog.MessageKey)
+	l.string(message)
+	return true
+}
+
+// attr appends an attribute whose key and value are plain, and whose value is a string, an
+// integer or a duration.
+func (l *lineBuilder) attr(a slog.Attr) bool {
+	if !isPlain(a.Key) {
+		return false
+	}
+	l.key(a.Key)
+	switch a.Value.Kind() {
+	case slog.KindString:
+		l.string(a.Value.String())
+		return isPlain(a.Value.String())
+	case slog.KindInt64:
+		l.b = strconv.AppendInt(l.b, a.Value.Int64(), 10)
+	case slog.KindDuration: // JSON has the nanoseconds, text the Duration's String
+		if l.json {
+			l.b = strconv.AppendInt(l.b, int64(a.Value.Duration()), 10)
+		} else {
+			l.b = append(l.b, a.Value.Duration().String()...)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// end closes the line.
+func (l *lineBuilder) end() []byte {
+	if l.json {
+		l.b = append(l.b, '}')
+	}
+	return append(l.b, '\n')
 }
 
 func (l *lineBuilder) key(key string) {
