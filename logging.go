@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,12 +234,12 @@ var plainBytes = func() (plain [256]bool) {
 }()
 
 // logWriter stands between the log and stderr: lines are gathered in memory and one goroutine
-// writes them out. It writes as soon as it can, but yields first, so that request goroutines
-// ready to run can add their lines: under load one write carries the lines of many requests
-// (about 25 in bench/load.sh), while on a quiet server each line still appears at once. When
-// lines come faster than stderr takes them, a request that finds 64 KiB waiting writes them out
-// itself, so memory stays bounded and stderr slows requests down as it would without this writer.
-// Close writes out what is left; a crash (kill -9) loses the lines of the last moment at most.
+// writes them out, at most logWriterDelay after the first line of a batch was logged. Under load
+// one write(2) carries hundreds of lines instead of one, while on a quiet server a line still
+// appears without a delay anyone would notice. When lines come faster than stderr takes them, a
+// request that finds logWriterLimit bytes waiting writes them out itself, so memory stays bounded
+// and stderr slows requests down as it would without this writer. Close writes out what is left;
+// a crash (kill -9) loses the lines of the last logWriterDelay at most.
 type logWriter struct {
 	out io.Writer
 
@@ -251,12 +250,15 @@ type logWriter struct {
 	outMu   sync.Mutex // held while writing out, so that batches go out in order
 	writing []byte     // the batch being written, kept to be reused
 
-	wake    chan struct{} // holds a token while lines wait
+	wake    chan struct{} // holds a token when a batch has begun
 	stop    chan struct{} // closed by Close
 	stopped chan struct{} // closed when the goroutine has returned
 }
 
-const logWriterLimit = 64 << 10
+const (
+	logWriterDelay = 10 * time.Millisecond
+	logWriterLimit = 64 << 10
+)
 
 func newLogWriter(out io.Writer) *logWriter {
 	l := &logWriter{out: out, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
@@ -268,12 +270,14 @@ func newLogWriter(out io.Writer) *logWriter {
 // slog's Logger, the service does not stop for a log it cannot write.
 func (l *logWriter) Write(line []byte) (int, error) {
 	l.mu.Lock()
+	first := len(l.pending) == 0
 	l.pending = append(l.pending, line...)
 	waiting, closed := len(l.pending), l.closed
 	l.mu.Unlock()
-	if closed || waiting >= logWriterLimit {
+	switch {
+	case closed || waiting >= logWriterLimit:
 		l.flush()
-	} else {
+	case first:
 		select {
 		case l.wake <- struct{}{}:
 		default: // the writer is already due
@@ -287,7 +291,12 @@ func (l *logWriter) writeOut() {
 	for {
 		select {
 		case <-l.wake:
-			runtime.Gosched() // let ready request goroutines add their lines to this batch
+			timer := time.NewTimer(logWriterDelay) // the batch gathers lines meanwhile
+			select {
+			case <-timer.C:
+			case <-l.stop:
+				timer.Stop()
+			}
 			l.flush()
 		case <-l.stop:
 			return

@@ -78,8 +78,8 @@ func (a *api) recoverPanic(answer *observedResponse, r *http.Request, id string,
 // requestID returns the client's X-Request-Id when it is safe to echo and log, or a new one: a
 // prefix chosen at start and a counter, unique for the life of the process.
 func (a *api) requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); isRequestID(id) {
-		return id
+	if ids := r.Header["X-Request-Id"]; len(ids) > 0 && isRequestID(ids[0]) { // the name as net/http stores it
+		return ids[0]
 	}
 	var id [64]byte // built in place: one allocation for the string, not one per piece
 	return string(strconv.AppendUint(append(id[:0], a.requestIDPrefix...), a.requestCount.Add(1), 10))
@@ -188,8 +188,8 @@ func sleep(ctx context.Context, d time.Duration, stopping <-chan struct{}) bool 
 
 // addVary adds a name to the Vary header, keeping it one line.
 func addVary(h http.Header, name string) {
-	if existing := h.Get("Vary"); existing != "" {
-		h["Vary"] = []string{existing + ", " + name}
+	if existing := h["Vary"]; len(existing) > 0 && existing[0] != "" {
+		h["Vary"] = []string{existing[0] + ", " + name}
 		return
 	}
 	if name == "Authorization" {

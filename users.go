@@ -307,7 +307,8 @@ func parsePositive(s string) (int64, bool) {
 
 func userPath(id int64) string { return "/api/users/" + strconv.FormatInt(id, 10) }
 
-// headerList returns a header that holds a list, joining its lines (RFC 9110 §5.3).
+// headerList returns a header that holds a list, joining its lines (RFC 9110 §5.3). The name is
+// given as net/http stores it (http.CanonicalHeaderKey), so the map is read directly.
 func headerList(r *http.Request, name string) string {
-	return strings.Join(r.Header.Values(name), ", ")
+	return strings.Join(r.Header[name], ", ")
 }
