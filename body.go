@@ -79,11 +79,11 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, errBodyTooLarge // known from the headers: no need to read it
 	}
 	body, err := readAll(http.MaxBytesReader(w, r.Body, maxBodyBytes), r.ContentLength)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, errBodyTooLarge
-	}
 	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errBodyTooLarge
+		}
 		return nil, newError(http.StatusBadRequest, "the body could not be read to its end")
 	}
 	return body, nil
@@ -239,14 +239,14 @@ func decodeSimpleUserBody(body []byte) (userBody, bool) {
 		if !ok {
 			return user, false
 		}
-		field := user.field(name)
+		field := user.field(string(name)) // a conversion only compared: no copy is made
 		if field == nil {
 			return user, false // id, or an unknown field: the general decoder judges them
 		}
 		if field.given {
 			return user, false
 		}
-		*field = bodyField{given: true, text: value}
+		*field = bodyField{given: true, text: string(value)}
 
 		rest = skipJSONSpace(afterValue)
 		switch {
@@ -270,19 +270,19 @@ func skipJSONSpace(b []byte) []byte {
 
 // cutSimpleString reads a JSON string at the start of b that has no escapes and no control
 // characters, so its text is its bytes, and returns that text and what follows.
-func cutSimpleString(b []byte) (text string, rest []byte, ok bool) {
+func cutSimpleString(b []byte) (text, rest []byte, ok bool) {
 	if len(b) == 0 || b[0] != '"' {
-		return "", b, false
+		return nil, b, false
 	}
 	for i := 1; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
-			return string(b[1:i]), b[i+1:], true
+			return b[1:i], b[i+1:], true
 		case c == '\\' || c < 0x20:
-			return "", b, false
+			return nil, b, false
 		}
 	}
-	return "", b, false
+	return nil, b, false
 }
 
 // sameInteger reports whether a JSON value is the number id, in any form a JSON encoder may write
