@@ -206,7 +206,7 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 		return fmt.Errorf("the user breaks the field rules: %s", cmp.Or(problem, "white space around a value"))
 	}
 	key := emailKey(email)
-	if owner, taken := store.byEmail[key]; taken && owner != r.ID {
+	if owner, taken := store.byEmail.find(key, store.emailKeyOf); taken && owner != r.ID {
 		return fmt.Errorf("user %d has the e-mail of user %d", r.ID, owner)
 	}
 	w := write{id: r.ID, user: newStoredUser(r.ID, name, email)}

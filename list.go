@@ -181,7 +181,7 @@ func (s *userStore) filter(email, search string) []storedUser {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if email != "" {
-		id, ok := s.byEmail[key]
+		id, ok := s.byEmail.find(key, s.emailKeyOf)
 		if !ok || !matches(s.users[id]) {
 			return nil
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"hash/fnv"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +24,9 @@ import (
 // Because only the writer changes the data, the writer may read it without mu.
 type userStore struct {
 	mu      sync.RWMutex
-	users   []storedUser     // indexed by id; a zero storedUser is a deleted id (ids are never reused)
-	ids     []int64          // the live ids, ascending: a page in id order is a slice of it
-	byEmail map[string]int64 // emailKey(email) to id: keeps e-mails unique and answers ?email=
+	users   []storedUser // indexed by id; a zero storedUser is a deleted id (ids are never reused)
+	ids     []int64      // the live ids, ascending: a page in id order is a slice of it
+	byEmail *emailIndex  // emailKey(email) to id: keeps e-mails unique and answers ?email=
 	nextID  int64
 	version uint64 // counts publications; the cached list (list.go) belongs to one version
 
@@ -123,8 +124,68 @@ func (u storedUser) stringMember(key string) string {
 // emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
 func emailKey(email string) string { return strings.ToLower(email) }
 
+// emailIndex finds the user who has an address (its emailKey). It is a map by a 64-bit hash of
+// the address, not by the address: a map rehashes every key it holds as it grows, and a string
+// key must then be read from wherever the address lives in memory, which cost a create more than
+// the rest of its work in the store (README, "Performance"). Two addresses may share a hash,
+// however unlikely: a match is confirmed against the address the user has, and a second address
+// with a taken hash is kept by its text in a map that is nearly always empty.
+type emailIndex struct {
+	hash     func(key string) uint64
+	byHash   map[uint64]int64
+	collided map[string]int64
+}
+
+func newEmailIndex() *emailIndex {
+	seed := maphash.MakeSeed() // per process, so that nobody can choose addresses that collide
+	return &emailIndex{
+		hash:     func(key string) uint64 { return maphash.String(seed, key) },
+		byHash:   map[uint64]int64{},
+		collided: map[string]int64{},
+	}
+}
+
+// find returns the user who has the address key. keyOf gives a user's address as the caller sees
+// it: the published users, or a batch's view of them, where a write may have changed it.
+func (x *emailIndex) find(key string, keyOf func(id int64) string) (int64, bool) {
+	if id, ok := x.byHash[x.hash(key)]; ok && keyOf(id) == key {
+		return id, true
+	}
+	if id, ok := x.collided[key]; ok && keyOf(id) == key {
+		return id, true
+	}
+	return 0, false
+}
+
+// add records that user id has the address key, which no other user has.
+func (x *emailIndex) add(key string, id int64) {
+	hash := x.hash(key)
+	if other, taken := x.byHash[hash]; taken && other != id {
+		x.collided[key] = id // another user's address has the same hash
+		return
+	}
+	x.byHash[hash] = id
+}
+
+// remove forgets that user id had the address key.
+func (x *emailIndex) remove(key string, id int64) {
+	if hash := x.hash(key); x.byHash[hash] == id {
+		delete(x.byHash, hash)
+	} else if x.collided[key] == id {
+		delete(x.collided, key)
+	}
+}
+
+func (x *emailIndex) len() int { return len(x.byHash) + len(x.collided) }
+
 func newUserStore() *userStore {
-	return &userStore{users: make([]storedUser, 1), byEmail: map[string]int64{}, nextID: 1}
+	return &userStore{users: make([]storedUser, 1), byEmail: newEmailIndex(), nextID: 1}
+}
+
+// emailKeyOf returns the address of a published user, as the e-mail index compares it.
+func (s *userStore) emailKeyOf(id int64) string {
+	u, _ := s.published(id)
+	return emailKey(u.email())
 }
 
 // get returns the user with this id, if there is one.
@@ -255,10 +316,7 @@ func (b *batch) emailOwner(key string) (int64, bool) {
 			return w.id, true
 		}
 	}
-	if id, ok := b.store.byEmail[key]; ok && keyOf(id) == key {
-		return id, true
-	}
-	return 0, false
+	return b.store.byEmail.find(key, keyOf)
 }
 
 // publish makes judged writes visible to readers, all at once.
@@ -274,8 +332,8 @@ func (s *userStore) publish(writes []write) {
 // apply makes one write take effect. The caller holds mu, or is replaying the journal before the
 // server starts.
 func (s *userStore) apply(w write) {
-	if w.oldKey != "" && s.byEmail[w.oldKey] == w.id {
-		delete(s.byEmail, w.oldKey)
+	if w.oldKey != "" {
+		s.byEmail.remove(w.oldKey, w.id)
 	}
 	if need := int(w.id) + 1 - len(s.users); need > 0 {
 		s.users = append(s.users, make([]storedUser, need)...)
@@ -290,7 +348,7 @@ func (s *userStore) apply(w write) {
 		s.ids = slices.Delete(s.ids, i, i+1)
 	}
 	if w.user.exists() {
-		s.byEmail[w.key] = w.id
+		s.byEmail.add(w.key, w.id)
 	}
 	s.nextID = max(s.nextID, w.id+1)
 }
