@@ -138,7 +138,8 @@ type lineBuilder struct {
 	json bool
 }
 
-// begin appends the time, level and message that start every line.
+// begin appends the time, level and message that start every line. Like attr, it reports false
+// when it met something only slog can write: the line is then dropped, and slog writes the record.
 func (l *lineBuilder) begin(t time.Time, level slog.Level, message string) bool {
 	if year := t.Year(); t.IsZero() || year < 0 || year >= 10000 || !isPlain(message) {
 		return false
@@ -234,12 +235,13 @@ var plainBytes = func() (plain [256]bool) {
 }()
 
 // logWriter stands between the log and stderr: lines are gathered in memory and one goroutine
-// writes them out, at most logWriterDelay after the first line of a batch was logged. Under load
-// one write(2) carries hundreds of lines instead of one, while on a quiet server a line still
-// appears without a delay anyone would notice. When lines come faster than stderr takes them, a
-// request that finds logWriterLimit bytes waiting writes them out itself, so memory stays bounded
-// and stderr slows requests down as it would without this writer. Close writes out what is left;
-// a crash (kill -9) loses the lines of the last logWriterDelay at most.
+// writes them out logWriterDelay after the first line of a batch was logged (later only while
+// stderr is still taking the previous batch). Under load one write(2) carries hundreds of lines
+// instead of one, while on a quiet server a line still appears without a delay anyone would
+// notice. When lines come faster than stderr takes them, a request that finds logWriterLimit bytes
+// waiting writes them out itself, so memory stays bounded and stderr slows requests down as it
+// would without this writer. Close writes out what is left; a crash (kill -9) loses the lines
+// that were waiting: those of the last logWriterDelay, or more while stderr falls behind.
 type logWriter struct {
 	out io.Writer
 
@@ -270,14 +272,14 @@ func newLogWriter(out io.Writer) *logWriter {
 // slog's Logger, the service does not stop for a log it cannot write.
 func (l *logWriter) Write(line []byte) (int, error) {
 	l.mu.Lock()
-	first := len(l.pending) == 0
+	startsBatch := len(l.pending) == 0 // only the first line of a batch wakes the writer
 	l.pending = append(l.pending, line...)
 	waiting, closed := len(l.pending), l.closed
 	l.mu.Unlock()
 	switch {
 	case closed || waiting >= logWriterLimit:
 		l.flush()
-	case first:
+	case startsBatch:
 		select {
 		case l.wake <- struct{}{}:
 		default: // the writer is already due

@@ -128,8 +128,14 @@ func FuzzFastHandler(f *testing.F) {
 	f.Add("GET", "/api/users/1", "request", int64(200), int64(9751), "abc-1")
 	f.Add("PATCH", "/api/users/a b", "request", int64(-1), int64(-5), "")
 	f.Add("GET", "/ü\"\\<>&=\x00", "stop ping", int64(1<<40), int64(3600e9), "x=y")
+	// Times in several zones, since the line's date and zone are kept from one line to the next.
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("", -(3*3600 + 30*60)), time.FixedZone("odd", 30)}
+	if newYork, err := time.LoadLocation("America/New_York"); err == nil { // needs the zone database
+		zones = append(zones, newYork)
+	}
 	f.Fuzz(func(t *testing.T, method, path, message string, status, nanoseconds int64, id string) {
-		r := slog.NewRecord(time.Unix(0, nanoseconds*1000003).UTC(), slog.LevelInfo, message, 0)
+		when := time.Unix(0, nanoseconds*1000003).In(zones[uint64(nanoseconds)%uint64(len(zones))])
+		r := slog.NewRecord(when, slog.LevelInfo, message, 0)
 		r.AddAttrs(slog.String("method", method), slog.String("path", path), slog.Int64("status", status),
 			slog.Duration("duration", time.Duration(nanoseconds)), slog.String("request_id", id))
 		for _, format := range []string{"text", "json"} {
