@@ -191,7 +191,7 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 		if !existed {
 			return fmt.Errorf("deletes user %d, which does not exist", r.ID)
 		}
-		store.apply(write{id: r.ID, oldKey: emailKey(old.email())})
+		store.apply(write{id: r.ID, oldKey: store.byEmail.key(old.email())})
 		return nil
 	case r.Op != "put":
 		return fmt.Errorf("unknown op %q", r.Op)
@@ -205,14 +205,13 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 	if problem = cmp.Or(problem, emailProblem); problem != "" || name != *r.Name || email != *r.Email {
 		return fmt.Errorf("the user breaks the field rules: %s", cmp.Or(problem, "white space around a value"))
 	}
-	key := emailKey(email)
+	key := store.byEmail.key(email)
 	if owner, taken := store.byEmail.find(key, store.emailKeyOf); taken && owner != r.ID {
 		return fmt.Errorf("user %d has the e-mail of user %d", r.ID, owner)
 	}
-	w := write{id: r.ID, user: newStoredUser(r.ID, name, email)}
-	w.key = emailKey(w.user.email()) // sharing the representation's memory, as batch.judge does
+	w := write{id: r.ID, user: newStoredUser(r.ID, name, email), key: key}
 	if existed {
-		w.oldKey = emailKey(old.email())
+		w.oldKey = store.byEmail.key(old.email())
 	} else {
 		*newestID = r.ID
 	}

@@ -177,7 +177,7 @@ func (s *userStore) filter(email, search string) []storedUser {
 		return search == "" || strings.Contains(strings.ToLower(u.name()), search) ||
 			strings.Contains(strings.ToLower(u.email()), search)
 	}
-	key := emailKey(email)
+	key := s.byEmail.key(email)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if email != "" {

@@ -124,12 +124,12 @@ func (u storedUser) stringMember(key string) string {
 // emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
 func emailKey(email string) string { return strings.ToLower(email) }
 
-// emailIndex finds the user who has an address (its emailKey). It is a map by a 64-bit hash of
-// the address, not by the address: a map rehashes every key it holds as it grows, and a string
-// key must then be read from wherever the address lives in memory, which cost a create more than
-// the rest of its work in the store (README, "Performance"). Two addresses may share a hash,
-// however unlikely: a match is confirmed against the address the user has, and a second address
-// with a taken hash is kept by its text in a map that is nearly always empty.
+// emailIndex finds the user who has an address. It is a map by a 64-bit hash of the address, not
+// by the address: a map rehashes every key it holds as it grows, and a string key must then be
+// read from wherever the address lives in memory, which cost a create more than the rest of its
+// work in the store (README, "Performance"). Two addresses may share a hash, however unlikely: a
+// match is confirmed against the address the user has, and a second address with a taken hash is
+// kept by its text in a map that is nearly always empty.
 type emailIndex struct {
 	hash     func(key string) uint64
 	byHash   map[uint64]int64
@@ -145,34 +145,45 @@ func newEmailIndex() *emailIndex {
 	}
 }
 
-// find returns the user who has the address key. keyOf gives a user's address as the caller sees
-// it: the published users, or a batch's view of them, where a write may have changed it.
-func (x *emailIndex) find(key string, keyOf func(id int64) string) (int64, bool) {
-	if id, ok := x.byHash[x.hash(key)]; ok && keyOf(id) == key {
+// An indexKey is an address as the index takes it: its emailKey, and the hash of that, worked out
+// before the store's lock is taken.
+type indexKey struct {
+	text string // "" for no address
+	hash uint64
+}
+
+func (x *emailIndex) key(email string) indexKey {
+	text := emailKey(email)
+	return indexKey{text: text, hash: x.hash(text)}
+}
+
+// find returns the user who has the address. keyOf gives a user's address (its emailKey) as the
+// caller sees it: the published users, or a batch's view of them, where a write may have changed it.
+func (x *emailIndex) find(key indexKey, keyOf func(id int64) string) (int64, bool) {
+	if id, ok := x.byHash[key.hash]; ok && keyOf(id) == key.text {
 		return id, true
 	}
-	if id, ok := x.collided[key]; ok && keyOf(id) == key {
+	if id, ok := x.collided[key.text]; ok && keyOf(id) == key.text {
 		return id, true
 	}
 	return 0, false
 }
 
-// add records that user id has the address key, which no other user has.
-func (x *emailIndex) add(key string, id int64) {
-	hash := x.hash(key)
-	if other, taken := x.byHash[hash]; taken && other != id {
-		x.collided[key] = id // another user's address has the same hash
+// add records that user id has the address, which no other user has.
+func (x *emailIndex) add(key indexKey, id int64) {
+	if other, taken := x.byHash[key.hash]; taken && other != id {
+		x.collided[key.text] = id // another user's address has the same hash
 		return
 	}
-	x.byHash[hash] = id
+	x.byHash[key.hash] = id
 }
 
-// remove forgets that user id had the address key.
-func (x *emailIndex) remove(key string, id int64) {
-	if hash := x.hash(key); x.byHash[hash] == id {
-		delete(x.byHash, hash)
-	} else if x.collided[key] == id {
-		delete(x.collided, key)
+// remove forgets that user id had the address.
+func (x *emailIndex) remove(key indexKey, id int64) {
+	if x.byHash[key.hash] == id {
+		delete(x.byHash, key.hash)
+	} else if x.collided[key.text] == id {
+		delete(x.collided, key.text)
 	}
 }
 
@@ -233,8 +244,8 @@ const (
 type write struct {
 	id     int64
 	user   storedUser // the new state; zero when the user is deleted
-	key    string     // emailKey of the new e-mail, "" when deleted
-	oldKey string     // emailKey of the e-mail the user had before, "" for a new user
+	key    indexKey   // the new e-mail; none when deleted
+	oldKey indexKey   // the e-mail the user had before; none for a new user
 }
 
 // commit judges one change and publishes it. This is how writes happen without -data; the journal
@@ -275,18 +286,16 @@ func (b *batch) judge(c change) (write, error) {
 		if c.ifMatch != "" && !ifMatchAllows(c.ifMatch, old.etag) {
 			return write{}, errPreconditionFailed
 		}
-		w.oldKey = emailKey(old.email())
+		w.oldKey = b.store.byEmail.key(old.email())
 		c.name = cmp.Or(c.name, old.name()) // a patch keeps what it does not name
 		c.email = cmp.Or(c.email, old.email())
 	}
 	if c.op != opDelete {
-		if owner, taken := b.emailOwner(emailKey(c.email)); taken && owner != w.id {
+		w.key = b.store.byEmail.key(c.email)
+		if owner, taken := b.emailOwner(w.key); taken && owner != w.id {
 			return write{}, errEmailTaken
 		}
 		w.user = newStoredUser(w.id, c.name, c.email)
-		// The index's key is the e-mail as the representation holds it: for an address in lower
-		// case, that is the same memory, not a second copy of every address.
-		w.key = emailKey(w.user.email())
 	}
 	if c.op == opCreate {
 		b.nextID++
@@ -305,14 +314,14 @@ func (b *batch) current(id int64) (storedUser, bool) {
 	return b.store.published(id)
 }
 
-// emailOwner returns the id of the user whose e-mail has this key, as the batch sees it.
-func (b *batch) emailOwner(key string) (int64, bool) {
+// emailOwner returns the id of the user who has this address, as the batch sees it.
+func (b *batch) emailOwner(key indexKey) (int64, bool) {
 	keyOf := func(id int64) string {
 		u, _ := b.current(id)
 		return emailKey(u.email())
 	}
 	for i := len(b.writes) - 1; i >= 0; i-- {
-		if w := b.writes[i]; w.key == key && keyOf(w.id) == key {
+		if w := b.writes[i]; w.key.text == key.text && keyOf(w.id) == key.text {
 			return w.id, true
 		}
 	}
@@ -332,7 +341,7 @@ func (s *userStore) publish(writes []write) {
 // apply makes one write take effect. The caller holds mu, or is replaying the journal before the
 // server starts.
 func (s *userStore) apply(w write) {
-	if w.oldKey != "" {
+	if w.oldKey.text != "" {
 		s.byEmail.remove(w.oldKey, w.id)
 	}
 	if need := int(w.id) + 1 - len(s.users); need > 0 {

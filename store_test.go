@@ -64,7 +64,7 @@ func checkStoreInvariants(t *testing.T, s *userStore) {
 		if u.id() != id {
 			t.Errorf("users[%d] holds id %d", id, u.id())
 		}
-		if owner, ok := s.byEmail.find(emailKey(u.email()), s.emailKeyOf); !ok || owner != id {
+		if owner, ok := s.byEmail.find(s.byEmail.key(u.email()), s.emailKeyOf); !ok || owner != id {
 			t.Errorf("byEmail.find(%q) = %d, %v; want %d", emailKey(u.email()), owner, ok, id)
 		}
 		if want := newStoredUser(id, u.name(), u.email()); u != want {
@@ -531,7 +531,7 @@ func TestEmailIndexKeepsAddressesThatShareAHash(t *testing.T) {
 				checkStoreInvariants(t, s)
 				for _, address := range addresses {
 					key := emailKey(address)
-					id, found := s.byEmail.find(key, s.emailKeyOf)
+					id, found := s.byEmail.find(s.byEmail.key(address), s.emailKeyOf)
 					if owner, taken := owners[key]; found != taken || id != owner {
 						t.Fatalf("step %d: find(%s) = %d, %v; want %d, %v", step, key, id, found, owner, taken)
 					}
