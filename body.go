@@ -239,7 +239,7 @@ func decodeSimpleUserBody(body []byte) (userBody, bool) {
 		if !ok {
 			return user, false
 		}
-		field := user.field(string(name)) // a conversion only compared: no copy is made
+		field := user.field(string(name)) // only compared, so Go converts it without an allocation
 		if field == nil {
 			return user, false // id, or an unknown field: the general decoder judges them
 		}

@@ -37,8 +37,9 @@ func newLogger(format string, out io.Writer) *slog.Logger {
 // derive, since the embedded handler answers those calls.
 type fastHandler struct {
 	slog.Handler
-	json bool
-	out  io.Writer
+	json    bool
+	out     io.Writer
+	seconds secondCache // the text of the latest line's second
 }
 
 func (h *fastHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -67,7 +68,7 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 
 // format appends the record's line to b, or reports that it holds something only slog can write.
 func (h *fastHandler) format(b []byte, r slog.Record) ([]byte, bool) {
-	line := lineBuilder{b: b, json: h.json}
+	line := lineBuilder{b: b, json: h.json, seconds: &h.seconds}
 	ok := line.begin(r.Time, r.Level, r.Message)
 	if ok {
 		r.Attrs(func(a slog.Attr) bool {
@@ -88,12 +89,12 @@ func logAttrs(ctx context.Context, handler slog.Handler, now time.Time, level sl
 	}
 	if fast, ok := handler.(*fastHandler); ok {
 		buffer := linePool.Get().(*[]byte)
-		line := lineBuilder{b: (*buffer)[:0], json: fast.json}
-		ok := line.begin(now, level, message)
-		for i := 0; ok && i < len(attrs); i++ {
-			ok = line.attr(attrs[i])
+		line := lineBuilder{b: (*buffer)[:0], json: fast.json, seconds: &fast.seconds}
+		written := line.begin(now, level, message)
+		for i := 0; written && i < len(attrs); i++ {
+			written = line.attr(attrs[i])
 		}
-		if ok {
+		if written {
 			fast.write(buffer, line.end())
 			return
 		}
@@ -104,16 +105,20 @@ func logAttrs(ctx context.Context, handler slog.Handler, now time.Time, level sl
 	handler.Handle(ctx, record) // like Logger.LogAttrs, which also ignores a failed write
 }
 
-// appendMilliseconds appends t as TextHandler does: RFC 3339 with exactly three decimals. Every
-// line of one second starts with the same date, time and zone, and formatting those costs more
-// than the rest of an access line: they are formatted once a second, and only the milliseconds
-// on every line.
-func appendMilliseconds(b []byte, t time.Time) []byte {
-	second := lastSecond.Load()
+// secondCache keeps the text of the second of a handler's latest line. Every line of one second
+// starts with the same date, time and zone, and formatting those costs more than the rest of an
+// access line: they are formatted once a second, and only the milliseconds on every line.
+type secondCache struct {
+	latest atomic.Pointer[formattedSecond]
+}
+
+// appendMilliseconds appends t as TextHandler does: RFC 3339 with exactly three decimals.
+func (c *secondCache) appendMilliseconds(b []byte, t time.Time) []byte {
+	second := c.latest.Load()
 	if second == nil || second.unix != t.Unix() || second.location != t.Location() {
 		second = &formattedSecond{unix: t.Unix(), location: t.Location(),
 			dateTime: t.Format("2006-01-02T15:04:05"), zone: t.Format("Z07:00")}
-		lastSecond.Store(second)
+		c.latest.Store(second)
 	}
 	millisecond := t.Nanosecond() / 1e6
 	b = append(b, second.dateTime...)
@@ -129,13 +134,12 @@ type formattedSecond struct {
 	zone     string // "Z" for UTC, else the offset, as -07:00
 }
 
-var lastSecond atomic.Pointer[formattedSecond] // the second of the latest line
-
 // lineBuilder appends the parts of a line, as text (key=value) or as a JSON object, and reports
 // whether each was one it can write the way slog does.
 type lineBuilder struct {
-	b    []byte
-	json bool
+	b       []byte
+	json    bool
+	seconds *secondCache
 }
 
 // begin appends the time, level and message that start every line. Like attr, it reports false
@@ -148,7 +152,7 @@ func (l *lineBuilder) begin(t time.Time, level slog.Level, message string) bool 
 	if l.json { // JSONHandler keeps the nanoseconds, TextHandler only the milliseconds
 		l.b = append(t.AppendFormat(append(l.b, '"'), time.RFC3339Nano), '"')
 	} else {
-		l.b = appendMilliseconds(l.b, t)
+		l.b = l.seconds.appendMilliseconds(l.b, t)
 	}
 	l.key(slog.LevelKey)
 	l.string(level.String())

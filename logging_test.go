@@ -63,8 +63,6 @@ func TestFastHandlerWritesWhatSlogWrites(t *testing.T) {
 		fast   bool // whether fastHandler should write it itself
 	}{
 		{"an access line", accessRecord(noon.Add(761234567), "/api/users/43"), true},
-		{"the same second in another zone", accessRecord(noon.Add(761234567).In(paris), "/api/users/43"), true},
-		{"the next second", accessRecord(noon.Add(time.Second), "/api/users/43"), true},
 		{"a time before 1970", accessRecord(time.Date(1969, 12, 31, 23, 59, 59, 987654321, time.UTC), "/"), true},
 		{"a time on the whole second", accessRecord(noon, "/api/users"), true},
 		{"a time just before a millisecond", accessRecord(noon.Add(999999), "/"), true},
@@ -120,6 +118,30 @@ func TestDerivedLoggersKeepTheirAttributes(t *testing.T) {
 		if line := out.String(); !strings.Contains(line, "component") || !strings.Contains(line, "journal") ||
 			!strings.Contains(line, "g.n") && !strings.Contains(line, `"g":{"n":1}`) {
 			t.Errorf("%s: %q lost the logger's attributes", format, line)
+		}
+	}
+}
+
+// A handler formats the date, time and zone of a second once (secondCache). Lines one after the
+// other, in the same second, the next one, an earlier one, and the same second in other zones,
+// must each still be what slog writes.
+func TestFastHandlerFormatsTheSecondOfEveryLine(t *testing.T) {
+	noon := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	paris := time.FixedZone("CET", 3600)
+	times := []time.Time{noon.Add(761234567), noon.Add(999999999), noon.Add(time.Second), noon,
+		noon.Add(761234567).In(paris), noon.Add(time.Second).In(paris), noon.Add(time.Second).Local()}
+	for _, format := range []string{"text", "json"} {
+		var out bytes.Buffer
+		handler := newLogger(format, &out).Handler()
+		for _, when := range times {
+			out.Reset()
+			r := accessRecord(when, "/api/users/43")
+			if err := handler.Handle(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if want := slogLine(t, format, r); out.String() != want {
+				t.Errorf("%s, %v: fastHandler wrote\n%q\nslog writes\n%q", format, when, out.String(), want)
+			}
 		}
 	}
 }

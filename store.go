@@ -131,7 +131,7 @@ func emailKey(email string) string { return strings.ToLower(email) }
 // match is confirmed against the address the user has, and a second address with a taken hash is
 // kept by its text in a map that is nearly always empty.
 type emailIndex struct {
-	hash     func(key string) uint64
+	hash     func(key string) uint64 // a field, so that tests can make addresses collide
 	byHash   map[uint64]int64
 	collided map[string]int64
 }
