@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -10,7 +11,7 @@ import (
 	"strings"
 )
 
-// A role is what a token may do: read, or read and write (SPEC §4).
+// A role is what a token may do: read, or read and write.
 type role int
 
 const (
@@ -57,16 +58,11 @@ func parseTokens(value string) (*tokens, error) {
 	return t, nil
 }
 
-// generateTokens makes one write and one read token of 128 random bits each, for a server started
-// without USERS_TOKENS.
-func generateTokens() (t *tokens, writeToken, readToken string, err error) {
-	random := make([]byte, 32)
-	if _, err := rand.Read(random); err != nil {
-		return nil, "", "", err
-	}
-	writeToken, readToken = hex.EncodeToString(random[:16]), hex.EncodeToString(random[16:])
-	t, err = parseTokens(writeToken + ":write," + readToken + ":read")
-	return t, writeToken, readToken, err
+// randomHex returns n random bytes from crypto/rand as 2n hex digits: tokens and request ids.
+func randomHex(n int) string {
+	random := make([]byte, n)
+	rand.Read(random) // crypto/rand does not fail on the systems Go supports
+	return hex.EncodeToString(random)
 }
 
 // isBearerToken reports whether s has the syntax of RFC 6750's b64token:
@@ -99,7 +95,7 @@ var (
 
 // authenticate finds the role of the request's bearer token (RFC 6750 §2.1).
 func (t *tokens) authenticate(r *http.Request) (role, error) {
-	values := r.Header["Authorization"]
+	values := r.Header.Values("Authorization")
 	if len(values) > 1 {
 		return roleNone, errInvalidToken
 	}
@@ -129,19 +125,19 @@ func (t *tokens) authenticate(r *http.Request) (role, error) {
 	return found, nil
 }
 
-// requireRole lets the request through when its token's role covers the route's: a write token
-// may also read. guardAPI has already refused a request without a valid token (401), and the token
-// is hashed once more here rather than its role carried from there in the request's context:
-// r.WithContext copies the whole request, which costs twice what the hash does.
-func (t *tokens) requireRole(r *http.Request, needed role) error {
-	if needed == roleNone { // OPTIONS, which needs no token
-		return nil
-	}
-	granted, err := t.authenticate(r)
-	if err != nil {
-		return err
-	}
-	if granted < needed {
+// roleKey is the key of the token's role in a request's context: a type of this package's own,
+// so that no other package's value can collide with it.
+type roleKey struct{}
+
+// withRole returns the request carrying the role its token was found to have.
+func withRole(r *http.Request, granted role) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
+}
+
+// requireRole lets a request through when its token's role covers the route's: a write token
+// may also read. A route that needs no token (OPTIONS, /healthz) needs roleNone.
+func requireRole(r *http.Request, needed role) error {
+	if granted, _ := r.Context().Value(roleKey{}).(role); granted < needed {
 		return errReadOnly
 	}
 	return nil

@@ -28,7 +28,7 @@ func benchServer(b *testing.B, n int) *testServer {
 	s := newTestServer(b)
 	for i := 1; i <= n; i++ {
 		c := change{op: opCreate, name: "Seed User " + strconv.Itoa(i), email: "seed" + strconv.Itoa(i) + "@bench.test"}
-		if _, err := s.api.commit(c); err != nil {
+		if _, err := s.writer.commit(c); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func BenchmarkListUsersAfterWrite(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.api.store.publish(nil) // a new version, as any write makes: a lock and an increment
+		s.store.publish(nil) // a new version, as any write makes: a lock and an increment
 		expectStatus(b, request.send(s.handler, w, nil), http.StatusOK)
 	}
 }
@@ -257,13 +257,13 @@ func BenchmarkDeleteUser(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.api.store.mu.RLock()
-				first := s.api.store.ids[0]
-				s.api.store.mu.RUnlock()
+				s.store.mu.RLock()
+				first := s.store.ids[0]
+				s.store.mu.RUnlock()
 				request := newBenchRequest("DELETE", "/api/users/"+strconv.FormatInt(first, 10), "", asWriter...)
 				expectStatus(b, request.send(s.handler, w, nil), http.StatusNoContent)
 				c := change{op: opCreate, name: "Seed User", email: "new" + strconv.Itoa(i) + "-" + strconv.FormatInt(first, 10) + "@bench.test"}
-				if _, err := s.api.commit(c); err != nil {
+				if _, err := s.writer.commit(c); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,45 +1,58 @@
 package main
 
 import (
-	"strconv"
+	"fmt"
+	"hash/fnv"
+	"net/http"
 	"strings"
 )
 
-// Conditional requests (RFC 9110 §13, SPEC §8). Every representation has a strong ETag: a 64-bit
+// Conditional requests (RFC 9110 §13): every representation has a strong ETag, a 64-bit FNV-1a
 // hash of its bytes, so equal representations have equal tags and any change gives a new one.
 
-func formatETag(hash uint64) string {
-	var tag [18]byte // built in place, so that the string is the only allocation
-	return string(append(strconv.AppendUint(append(tag[:0], '"'), hash, 16), '"'))
+func entityTag(representation []byte) string {
+	hash := fnv.New64a()
+	hash.Write(representation)
+	return fmt.Sprintf(`"%x"`, hash.Sum64())
 }
 
-// ifNoneMatchHolds reports whether If-None-Match lists the current ETag, under the weak
-// comparison GET and HEAD use (RFC 9110 §13.1.2): then the client's copy is current, and 304 says so.
-func ifNoneMatchHolds(header, etag string) bool {
-	return anyEntityTag(header, func(tag string, weak bool) bool {
-		return tag == "*" || tag == etag
-	})
+// notModified gives a GET or HEAD answer its ETag, and answers 304 when If-None-Match shows that
+// the client already holds this representation (RFC 9110 §13.1.2). It reports whether it did.
+func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	w.Header().Set("ETag", etag)
+	if anyEntityTag(headerList(r, "If-None-Match"), func(tag string, weak bool) bool {
+		return tag == "*" || tag == etag // the weak comparison: W/ is ignored
+	}) {
+		w.WriteHeader(http.StatusNotModified)
+		return true
+	}
+	return false
 }
 
-// ifMatchAllows reports whether If-Match lets a change go ahead, under the strong comparison
+// ifMatchAllows reports whether If-Match lets a change of u go ahead, under the strong comparison
 // (RFC 9110 §13.1.1): "*" matches any existing user, a weak tag never matches.
-func ifMatchAllows(header string, etag uint64) bool {
-	current := formatETag(etag)
-	return anyEntityTag(header, func(tag string, weak bool) bool {
+func ifMatchAllows(ifMatch string, u user) bool {
+	current := entityTag(marshal(u))
+	return anyEntityTag(ifMatch, func(tag string, weak bool) bool {
 		return tag == "*" || !weak && tag == current
 	})
 }
 
-// anyEntityTag reports whether match holds for an entity tag in a list such as
-// `"a", W/"b"` or `*` (RFC 9110 §8.8.3). A tag may itself hold commas, so the list is scanned,
-// not split. A malformed list matches nothing from the point where it goes wrong.
+// headerList returns a header that holds a list, its lines joined (RFC 9110 §5.3).
+func headerList(r *http.Request, name string) string {
+	return strings.Join(r.Header.Values(name), ", ")
+}
+
+// anyEntityTag reports whether match holds for an entity tag in a list such as `"a", W/"b"` or
+// `*` (RFC 9110 §8.8.3). A tag may hold commas, so the list is scanned, not split. A malformed
+// list matches nothing from the point where it goes wrong.
 func anyEntityTag(list string, match func(tag string, weak bool) bool) bool {
 	for {
 		list = strings.TrimLeft(list, " \t,")
-		if list == "" {
+		switch {
+		case list == "":
 			return false
-		}
-		if list[0] == '*' {
+		case list[0] == '*':
 			if match("*", false) {
 				return true
 			}
@@ -47,9 +60,7 @@ func anyEntityTag(list string, match func(tag string, weak bool) bool) bool {
 			continue
 		}
 		weak := strings.HasPrefix(list, "W/")
-		if weak {
-			list = list[2:]
-		}
+		list = strings.TrimPrefix(list, "W/")
 		if !strings.HasPrefix(list, `"`) {
 			return false
 		}

@@ -783,9 +783,10 @@ func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	s := newTestServer(t)
 	logs := &syncLog{}
-	s.api.log = newLogger("text", logs)
+	s.log = newLogger("text", logs)
+	s.build()
 	for i := 0; i < 10000; i++ { // a list of about 600 KB
-		if _, err := s.api.commit(change{op: opCreate, name: fmt.Sprintf("User %d", i), email: fmt.Sprintf("user%d@example.com", i)}); err != nil {
+		if _, err := s.writer.commit(change{op: opCreate, name: fmt.Sprintf("User %d", i), email: fmt.Sprintf("user%d@example.com", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1468,10 +1469,11 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 	}
 	s := serverWithThreeUsers(t)
 	logs := &syncLog{}
-	s.api.log = newLogger("text", logs)
+	s.log = newLogger("text", logs)
+	s.build()
 	mux := http.NewServeMux()
 	for _, p := range panics {
-		mux.Handle(p.path, s.api.observe(p.handler))
+		mux.Handle(p.path, observed(s.log, p.handler))
 	}
 	mux.Handle("/", s.handler)
 	server := httptest.NewUnstartedServer(mux)
@@ -1538,17 +1540,18 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		commit func(change) (storedUser, error)
+		commit writerFunc
 		logged string
 	}{
-		{"a panic", func(change) (storedUser, error) { panic("the disk is on fire") }, "the disk is on fire"},
-		{"an unforeseen error", func(change) (storedUser, error) { return storedUser{}, errors.New("the disk is full") }, "the disk is full"},
+		{"a panic", func(change) (user, error) { panic("the disk is on fire") }, "the disk is on fire"},
+		{"an unforeseen error", func(change) (user, error) { return user{}, errors.New("the disk is full") }, "the disk is full"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
 			logs := &syncLog{}
-			s.api.log = newLogger("text", logs)
-			s.api.commit = c.commit
+			s.log = newLogger("text", logs)
+			s.writer = c.commit
+			s.build()
 			w := s.do("POST", "/api/users", eveJSON, asWriterWithJSON...)
 			if w.Code != 500 {
 				t.Fatalf("status %d, want 500", w.Code)
@@ -1606,7 +1609,8 @@ func TestTokensNeverReachTheLogOrAnAnswer(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
 			logs := &syncLog{}
-			s.api.log = newLogger(format, logs)
+			s.log = newLogger(format, logs)
+			s.build()
 			for _, c := range requestsCarryingTokens() {
 				linesBefore := logs.lines()
 				w := sendHostile(s, c)
@@ -1703,7 +1707,8 @@ func TestRequestValuesCannotForgeLogLines(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
 			logs := &syncLog{}
-			s.api.log = newLogger(format, logs)
+			s.log = newLogger(format, logs)
+			s.build()
 			for _, c := range forged {
 				if c.method == "" {
 					c.method = "GET"

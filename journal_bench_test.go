@@ -27,12 +27,13 @@ func BenchmarkDurableCreate(b *testing.B) {
 	for _, writers := range []int{1, 16, 64} {
 		b.Run("writers="+strconv.Itoa(writers), func(b *testing.B) {
 			s := newTestServer(b)
-			j, err := openJournal(filepath.Join(b.TempDir(), "users.jsonl"), s.api.store, newLogger("text", io.Discard))
+			j, err := openJournal(filepath.Join(b.TempDir(), "users.jsonl"), s.store, newLogger("text", io.Discard))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer j.close()
-			s.api.commit, s.api.broken = j.commit, j.broken.Load
+			s.writer = j
+			s.build()
 			benchmarkCreates(b, s, writers)
 		})
 	}

@@ -36,11 +36,12 @@ func openDurableServer(t testing.TB, path string) *durableServer {
 	t.Helper()
 	s := newTestServer(t)
 	log := &syncLog{}
-	j, err := openJournal(path, s.api.store, newLogger("text", log))
+	j, err := openJournal(path, s.store, newLogger("text", log))
 	if err != nil {
 		t.Fatalf("opening the journal: %v", err)
 	}
-	s.api.commit, s.api.broken = j.commit, j.broken.Load
+	s.writer = j
+	s.build()
 	d := &durableServer{testServer: s, journal: j, path: path, log: log}
 	t.Cleanup(d.close)
 	return d

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 )
 
-// listQuery is the query of GET /api/users (SPEC §7).
+// listQuery is the query of GET /api/users (README, "Listing").
 type listQuery struct {
 	paged   bool // page or per_page was given
 	page    int64
@@ -19,7 +16,7 @@ type listQuery struct {
 	search  string     // q: name or e-mail contains it, case-insensitively
 	email   string     // e-mail equals it, case-insensitively
 	sort    string     // id, name or email, with "-" before it for descending order
-	others  url.Values // q, email and sort as given, for the Link header
+	others  url.Values // q, email and sort as given, which the Link header keeps
 }
 
 var sortOrders = []string{"id", "-id", "name", "-name", "email", "-email"}
@@ -41,17 +38,16 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 		if len(values[name]) > 1 {
 			return query, badRequest(fmt.Sprintf("the query parameter %s is given more than once", quoteForMessage(name)))
 		}
-		value := values[name][0]
-		var ok bool
+		value, ok := values[name][0], true
 		switch name {
 		case "page":
-			query.page, ok = parsePositive(value)
+			query.page, ok = parseID(value)
 			query.paged = true
 			if !ok {
 				return query, badRequest("page must be a whole number from 1 up, such as page=2")
 			}
 		case "per_page":
-			query.perPage, ok = parsePositive(value)
+			query.perPage, ok = parseID(value)
 			query.paged = true
 			if !ok || query.perPage > 100 {
 				return query, badRequest("per_page must be a whole number from 1 to 100, such as per_page=20")
@@ -79,9 +75,13 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 	return query, nil
 }
 
-// window returns which users of the whole result make the page, as indexes [from, to). A page past
-// the end, however far, is empty; the arithmetic cannot overflow, since page*perPage is never computed
-// for a page past the end.
+// totalPages is ceil(total / perPage).
+func (q listQuery) totalPages(total int) int64 {
+	return (int64(total) + q.perPage - 1) / q.perPage
+}
+
+// window returns which of total users make the page, as indexes [from, to). A page past the end,
+// however far, is empty; page*perPage is never computed for such a page, so it cannot overflow.
 func (q listQuery) window(total int) (from, to int) {
 	if !q.paged {
 		return 0, total
@@ -91,177 +91,6 @@ func (q listQuery) window(total int) (from, to int) {
 	}
 	from = int(q.page-1) * int(q.perPage)
 	return from, min(from+int(q.perPage), total)
-}
-
-func (q listQuery) totalPages(total int) int64 {
-	return (int64(total) + q.perPage - 1) / q.perPage
-}
-
-// An encodedList is one answer of the list, ready to send. Its body is bytes, not a string:
-// net/http hands a large []byte to the connection in one write, but copies a string through its
-// 2 KiB buffer a piece at a time, one write to the socket per piece (the list of 1,000 users took
-// three times the CPU of a []byte one). The body is never changed once built.
-type encodedList struct {
-	version uint64 // for the cached unpaged list: the store version it shows
-	body    []byte
-	etag    string
-	link    string
-}
-
-// selectList answers a list query. The unpaged list in id order is what clients ask for most, so
-// it is encoded once per change of the store and then served as is.
-func (a *api) selectList(q listQuery) *encodedList {
-	if !q.paged && q.search == "" && q.email == "" && q.sort == "id" {
-		return a.store.allUsersEncoded()
-	}
-	users, total := a.store.selectUsers(q)
-	list := encodeList(users, total, q)
-	if q.paged {
-		list.link = q.links(total)
-	}
-	return list
-}
-
-// allUsersEncoded returns the unpaged list, encoded anew only when the store has changed since.
-func (s *userStore) allUsersEncoded() *encodedList {
-	s.mu.RLock()
-	cached, version := s.allUsers.Load(), s.version
-	if cached != nil && cached.version == version {
-		s.mu.RUnlock()
-		return cached
-	}
-	users := make([]storedUser, len(s.ids))
-	for i, id := range s.ids {
-		users[i] = s.users[id]
-	}
-	s.mu.RUnlock()
-
-	fresh := encodeList(users, len(users), listQuery{}) // outside the lock: readers and writers go on
-	fresh.version = version
-	for { // keep the newest: a slow reader must not replace a newer list with its older one
-		old := s.allUsers.Load()
-		if old != nil && old.version >= version || s.allUsers.CompareAndSwap(old, fresh) {
-			return fresh
-		}
-	}
-}
-
-// selectUsers returns the users of one page (or all, unpaged) and how many match before paging.
-// A page in id order costs the same however many users there are: it is a slice of the sorted ids.
-// Filters and other orders must look at every user.
-func (s *userStore) selectUsers(q listQuery) ([]storedUser, int) {
-	if q.search == "" && q.email == "" && (q.sort == "id" || q.sort == "-id") {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		total := len(s.ids)
-		from, to := q.window(total)
-		page := make([]storedUser, 0, to-from)
-		for i := from; i < to; i++ {
-			if q.sort == "-id" {
-				page = append(page, s.users[s.ids[total-1-i]])
-			} else {
-				page = append(page, s.users[s.ids[i]])
-			}
-		}
-		return page, total
-	}
-	matches := s.filter(q.email, strings.ToLower(q.search))
-	sortUsers(matches, q.sort)
-	from, to := q.window(len(matches))
-	return matches[from:to], len(matches)
-}
-
-// filter returns the users that match email and search, in id order.
-func (s *userStore) filter(email, search string) []storedUser {
-	matches := func(u storedUser) bool {
-		return search == "" || strings.Contains(strings.ToLower(u.name()), search) ||
-			strings.Contains(strings.ToLower(u.email()), search)
-	}
-	key := s.byEmail.key(email)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if email != "" {
-		id, ok := s.byEmail.find(key, s.emailKeyOf)
-		if !ok || !matches(s.users[id]) {
-			return nil
-		}
-		return []storedUser{s.users[id]}
-	}
-	var found []storedUser
-	for _, id := range s.ids {
-		if u := s.users[id]; matches(u) {
-			found = append(found, u)
-		}
-	}
-	return found
-}
-
-// sortUsers puts users, given in id order, into the order asked for. Names and e-mails compare
-// lower-cased, then byte by byte; the sort is stable, so ties stay in ascending id order whichever
-// the direction.
-func sortUsers(users []storedUser, order string) {
-	field := strings.TrimPrefix(order, "-")
-	descending := order != field
-	if field == "id" {
-		if descending {
-			slices.Reverse(users)
-		}
-		return
-	}
-	type keyed struct {
-		lower, exact string
-		user         storedUser
-	}
-	keys := make([]keyed, len(users))
-	for i, u := range users {
-		value := u.name()
-		if field == "email" {
-			value = u.email()
-		}
-		keys[i] = keyed{strings.ToLower(value), value, u}
-	}
-	slices.SortStableFunc(keys, func(a, b keyed) int {
-		c := strings.Compare(a.lower, b.lower)
-		if c == 0 {
-			c = strings.Compare(a.exact, b.exact)
-		}
-		if descending {
-			return -c
-		}
-		return c
-	})
-	for i := range keys {
-		users[i] = keys[i].user
-	}
-}
-
-// encodeList joins users, each already encoded, into the list envelope. Its ETag combines the
-// users' own hashes with the envelope's numbers, so the body itself is never hashed.
-func encodeList(users []storedUser, total int, q listQuery) *encodedList {
-	size := 64
-	for _, u := range users {
-		size += len(u.json) + 1
-	}
-	body := make([]byte, 0, size)
-	body = append(body, `{"data":[`...)
-	hash := fnv.New64a()
-	var buffer [8]byte
-	for i, u := range users {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, u.json...)
-		binary.LittleEndian.PutUint64(buffer[:], u.etag)
-		hash.Write(buffer[:])
-	}
-	envelope := `],"total":` + strconv.Itoa(total)
-	if q.paged {
-		envelope += fmt.Sprintf(`,"page":%d,"per_page":%d,"total_pages":%d`, q.page, q.perPage, q.totalPages(total))
-	}
-	envelope += "}"
-	body = append(body, envelope...)
-	hash.Write([]byte(envelope))
-	return &encodedList{body: body, etag: formatETag(hash.Sum64())}
 }
 
 // links builds the Link header of a page (RFC 8288): first, last, and prev and next where they
@@ -284,4 +113,149 @@ func (q listQuery) links(total int) string {
 	}
 	links = append(links, link(max(totalPages, 1), "last"))
 	return strings.Join(links, ", ")
+}
+
+// An encodedList is one answer of the list, ready to send.
+type encodedList struct {
+	version uint64 // of the store, for the cached whole list
+	total   int    // how many users match the query before paging
+	body    []byte
+	etag    string
+}
+
+// userList is the list envelope. The page's numbers are there only when a page was asked for.
+type userList struct {
+	Data  []user `json:"data"`
+	Total int    `json:"total"`
+	*pageNumbers
+}
+
+type pageNumbers struct {
+	Page       int64 `json:"page"`
+	PerPage    int64 `json:"per_page"`
+	TotalPages int64 `json:"total_pages"`
+}
+
+func encodeList(users []user, total int, q listQuery) *encodedList {
+	envelope := userList{Data: users, Total: total}
+	if envelope.Data == nil {
+		envelope.Data = []user{} // an empty list is [], never null
+	}
+	if q.paged {
+		envelope.pageNumbers = &pageNumbers{q.page, q.perPage, q.totalPages(total)}
+	}
+	body := marshal(envelope)
+	return &encodedList{total: total, body: body, etag: entityTag(body)}
+}
+
+// list answers a list query.
+func (s *userStore) list(q listQuery) *encodedList {
+	if !q.paged && q.search == "" && q.email == "" && q.sort == "id" {
+		return s.encodedWholeList()
+	}
+	users, total := s.selectUsers(q)
+	return encodeList(users, total, q)
+}
+
+// encodedWholeList returns every user in id order, what clients ask for most. It is encoded once
+// per version of the store, outside the lock, and then sent as it is until the next write: a list
+// of thousands of users then costs about what any constant answer costs.
+func (s *userStore) encodedWholeList() *encodedList {
+	s.mu.RLock()
+	cached, version := s.wholeList.Load(), s.version
+	if cached != nil && cached.version == version {
+		s.mu.RUnlock()
+		return cached
+	}
+	users := s.allUsers()
+	s.mu.RUnlock()
+	fresh := encodeList(users, len(users), listQuery{})
+	fresh.version = version
+	s.wholeList.Store(fresh) // a slower reader may store an older one: the next reader re-encodes
+	return fresh
+}
+
+// selectUsers returns the users of one page (or all of them, unpaged) and how many match before
+// paging. A page in id order is a slice of the sorted ids, so it costs the same however many users
+// there are; filters and the other orders look at every user.
+func (s *userStore) selectUsers(q listQuery) ([]user, int) {
+	if q.search == "" && q.email == "" && (q.sort == "id" || q.sort == "-id") {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		total := len(s.ids)
+		from, to := q.window(total)
+		page := make([]user, 0, to-from)
+		for i := from; i < to; i++ {
+			id := s.ids[i]
+			if q.sort == "-id" {
+				id = s.ids[total-1-i]
+			}
+			page = append(page, s.users[id])
+		}
+		return page, total
+	}
+	matches := s.filter(q.email, strings.ToLower(q.search))
+	sortUsers(matches, q.sort)
+	from, to := q.window(len(matches))
+	return matches[from:to], len(matches)
+}
+
+// filter returns the users that have this e-mail (when it is not "") and whose name or e-mail
+// contains search (lower-case), in id order.
+func (s *userStore) filter(email, search string) []user {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	candidates := s.ids
+	if email != "" {
+		candidates = nil
+		if id, found := s.byEmail[emailKey(email)]; found {
+			candidates = []int64{id}
+		}
+	}
+	var matches []user
+	for _, id := range candidates {
+		u := s.users[id]
+		if strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search) {
+			matches = append(matches, u)
+		}
+	}
+	return matches
+}
+
+// sortUsers puts users, given in id order, into the order asked for. Names and e-mails compare
+// lower-cased, then byte by byte; the sort is stable, so ties stay in ascending id order.
+func sortUsers(users []user, order string) {
+	field := strings.TrimPrefix(order, "-")
+	descending := order != field
+	if field == "id" {
+		if descending {
+			slices.Reverse(users)
+		}
+		return
+	}
+	type sortKey struct {
+		lower, exact string
+		user         user
+	}
+	keys := make([]sortKey, len(users)) // each lowered once, not at every comparison
+	for i, u := range users {
+		value := u.Name
+		if field == "email" {
+			value = u.Email
+		}
+		keys[i] = sortKey{strings.ToLower(value), value, u}
+	}
+	slices.SortStableFunc(keys, func(a, b sortKey) int {
+		c := strings.Compare(a.lower, b.lower)
+		if c == 0 {
+			c = strings.Compare(a.exact, b.exact)
+		}
+		if descending {
+			return -c
+		}
+		return c
+	})
+	for i := range keys {
+		users[i] = keys[i].user
+	}
 }

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,14 +23,6 @@ import (
 const version = "1.0.0"
 
 func main() {
-	// Every request leaves a little garbage, and with a small live heap, as a few thousand users
-	// are, the collector then runs many times a second at Go's default GOGC of 100. Collecting at
-	// five times the live heap instead (GOGC=400) costs 5 to 10% less CPU per request
-	// (bench/load.sh); a million users (230 MiB live) may then grow the heap to about 1.1 GiB
-	// between collections. GOGC in the environment still decides.
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(400)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
@@ -46,7 +35,7 @@ func main() {
 	}
 }
 
-// usageError is a mistake in the flags or the environment: exit status 2 (SPEC §1).
+// usageError is a mistake in the flags or the environment: exit status 2.
 type usageError struct{ error }
 
 // config is everything the flags and the environment decide.
@@ -67,11 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil || cfg == nil { // cfg is nil after -h and -version, which print and stop
 		return err
 	}
-	logOutput := newLogWriter(stderr)
-	defer logOutput.Close() // last, so that every line is out before run returns
-	stderr = logOutput      // the token notice too, so that it stays before the log lines
-	logger := newLogger(cfg.logFormat, logOutput)
-
+	logger := newLogger(cfg.logFormat, stderr)
 	tokenSet, generated, err := loadTokens(cfg.tokens)
 	if err != nil {
 		return usageError{err}
@@ -86,8 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	store := newUserStore()
-	a := newAPI(store, tokenSet, logger)
-	a.delay, a.stopping, a.cors = cfg.delay, ctx.Done(), cfg.cors
+	var writer userWriter = store
 	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
 	if cfg.dataFile != "" {
 		journal, err := openJournal(cfg.dataFile, store, logger)
@@ -95,18 +79,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer journal.close() // after the server has stopped: no write is in flight any more
-		a.commit, a.broken = journal.commit, journal.broken.Load
-		storage = journal.describe()
+		writer, storage = journal, journal.describe()
 	}
-	if cfg.sampleData && store.nextID == 1 { // only into a store that never had a user
-		if err := addSampleUsers(a.commit); err != nil {
+	if cfg.sampleData && store.neverHadUsers() {
+		if err := addSampleUsers(writer); err != nil {
 			return err
 		}
 	}
 
 	server := &http.Server{
-		Handler: newServer(a),
-		// A slow or stalled client must not hold a connection forever (SPEC §10).
+		Handler: newServer(*cfg, logger, tokenSet, store, writer, ctx.Done()),
+		// A slow or stalled client must not hold a connection forever (README, "What it withstands").
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      cfg.delay + 20*time.Second, // -delay plus time to answer
@@ -221,8 +204,9 @@ func loadTokens(value string) (*tokens, *generatedTokens, error) {
 		t, err := parseTokens(value)
 		return t, nil, err
 	}
-	t, writeToken, readToken, err := generateTokens()
-	return t, &generatedTokens{write: writeToken, read: readToken}, err
+	generated := &generatedTokens{write: randomHex(16), read: randomHex(16)} // 128 bits each
+	t, err := parseTokens(generated.write + ":write," + generated.read + ":read")
+	return t, generated, err
 }
 
 // printTokenNotice shows generated tokens, with a curl line that works as pasted. It is the only
@@ -242,14 +226,8 @@ func printTokenNotice(stderr io.Writer, logger *slog.Logger, format string, gene
 		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", generated.write, generated.read, curl)
 }
 
-func randomHex(bytes int) string {
-	random := make([]byte, bytes)
-	rand.Read(random) // crypto/rand does not fail on the systems Go supports
-	return hex.EncodeToString(random)
-}
-
 // addSampleUsers fills an empty store for demos (-sample-data).
-func addSampleUsers(commit func(change) (storedUser, error)) error {
+func addSampleUsers(writer userWriter) error {
 	sample := [][2]string{
 		{"Ada Lovelace", "ada@example.com"}, {"Alan Turing", "alan@example.com"},
 		{"Grace Hopper", "grace@example.com"}, {"Edsger Dijkstra", "edsger@example.com"},
@@ -259,9 +237,17 @@ func addSampleUsers(commit func(change) (storedUser, error)) error {
 		{"Frances Allen", "frances@example.com"}, {"John Backus", "john@example.com"},
 	}
 	for _, u := range sample {
-		if _, err := commit(change{op: opCreate, name: u[0], email: u[1]}); err != nil {
+		if _, err := writer.commit(change{op: opCreate, name: u[0], email: u[1]}); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}
 	return nil
+}
+
+// newLogger returns the service's logger: log/slog's text or JSON lines, to out.
+func newLogger(format string, out io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(out, nil))
+	}
+	return slog.New(slog.NewTextHandler(out, nil))
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"path"
@@ -16,60 +16,53 @@ import (
 
 // What every request goes through before its route, from the outside in:
 //
-//	observe           request id, nosniff, the access log line, and panics answered as JSON 500
-//	allowCrossOrigin  CORS headers, when -cors-origin is set
+//	observe           request id, nosniff, the access log line, and a panic answered as a JSON 500
+//	allowCrossOrigin  the CORS headers, when -cors-origin is set
 //	guardAPI          under /api/: Vary, Cache-Control, -delay, and the bearer token (401)
 //	the mux           the routes of users.go, with JSON 404 and 405
 
-// observe gives each request its id, logs it when it is answered, and turns a panic into a JSON 500.
+// observe gives each request its id, logs it once it is answered, and turns a panic into a JSON 500.
 func (a *api) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		requestID := a.requestID(r)
+		w.Header().Set("X-Request-Id", requestID)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		answer := &observedResponse{ResponseWriter: w}
-		answer.requestID[0] = a.requestID(r)
-		h := w.Header()
-		h["X-Request-Id"] = answer.requestID[:]
-		h["X-Content-Type-Options"] = nosniff
 		defer func() {
 			aborted := false
 			if recovered := recover(); recovered != nil {
-				aborted = a.recoverPanic(answer, r, answer.requestID[0], recovered)
+				aborted = a.recoverPanic(answer, r, requestID, recovered)
 			}
-			a.logRequest(r, answer, start)
+			a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),                          // never the query: RFC 6750 lets clients put tokens there
+				slog.Int("status", cmp.Or(answer.status, http.StatusOK)), // a handler that wrote nothing answered 200
+				slog.Int64("bytes", answer.bytes),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("request_id", requestID))
 			if aborted {
-				panic(http.ErrAbortHandler) // net/http closes the connection without logging again
+				panic(http.ErrAbortHandler) // net/http cuts the connection, and logs nothing more
 			}
 		}()
 		next.ServeHTTP(answer, r)
-		if answer.status == 0 { // a handler that wrote nothing has answered 200
-			answer.status = http.StatusOK
-		}
 	})
 }
 
-// logRequest writes the access log line of an answered request.
-func (a *api) logRequest(r *http.Request, answer *observedResponse, start time.Time) {
-	now := time.Now()
-	logAttrs(r.Context(), a.log.Handler(), now, slog.LevelInfo, "request",
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path), // never the query: RFC 6750 lets clients put tokens there
-		slog.Int("status", answer.status),
-		slog.Int64("bytes", answer.bytes),
-		slog.Duration("duration", now.Sub(start)),
-		slog.String("request_id", answer.requestID[0]))
-}
-
-// recoverPanic answers a panic with a JSON 500, logged with its stack. If the answer had already
+// recoverPanic answers a panic with a JSON 500, logged with its stack. If the answer has already
 // begun, it is too late for a status: it reports that the connection must be cut instead.
-func (a *api) recoverPanic(answer *observedResponse, r *http.Request, id string, recovered any) (abort bool) {
+func (a *api) recoverPanic(answer *observedResponse, r *http.Request, requestID string, recovered any) (abort bool) {
 	if recovered != http.ErrAbortHandler {
-		a.log.Error("panic in handler", "request_id", id, "panic", fmt.Sprint(recovered), "stack", string(debug.Stack()))
+		a.log.Error("panic in handler", "request_id", requestID, "panic", fmt.Sprint(recovered), "stack", string(debug.Stack()))
 	}
 	if recovered == http.ErrAbortHandler || answer.status != 0 {
 		return true
 	}
-	for _, name := range []string{"Etag", "Location", "Content-Location", "Link"} {
-		answer.Header().Del(name) // whatever the handler set for an answer it never gave
+	for _, name := range []string{"ETag", "Location", "Content-Location", "Link"} {
+		answer.Header().Del(name) // what the handler set for an answer it never gave
+	}
+	if isAPIPath(r.URL.Path) {
+		answer.Header().Set("Cache-Control", "no-store")
 	}
 	writeError(answer, r, a.log, errInternal)
 	return false
@@ -78,11 +71,10 @@ func (a *api) recoverPanic(answer *observedResponse, r *http.Request, id string,
 // requestID returns the client's X-Request-Id when it is safe to echo and log, or a new one: a
 // prefix chosen at start and a counter, unique for the life of the process.
 func (a *api) requestID(r *http.Request) string {
-	if ids := r.Header["X-Request-Id"]; len(ids) > 0 && isRequestID(ids[0]) { // the name as net/http stores it
-		return ids[0]
+	if id := r.Header.Get("X-Request-Id"); isRequestID(id) {
+		return id
 	}
-	var id [64]byte // built in place: one allocation for the string, not one per piece
-	return string(strconv.AppendUint(append(id[:0], a.requestIDPrefix...), a.requestCount.Add(1), 10))
+	return a.requestIDPrefix + strconv.FormatUint(a.requestCount.Add(1), 10)
 }
 
 // isRequestID accepts 1 to 64 characters of A-Z a-z 0-9 . _ -
@@ -101,9 +93,8 @@ func isRequestID(id string) bool {
 // observedResponse remembers the status and size of an answer, for the log.
 type observedResponse struct {
 	http.ResponseWriter
-	status    int // 0 until the answer begins
-	bytes     int64
-	requestID [1]string // the X-Request-Id header's value, kept here to save it an allocation
+	status int // 0 until the answer begins
+	bytes  int64
 }
 
 func (o *observedResponse) WriteHeader(status int) {
@@ -122,24 +113,14 @@ func (o *observedResponse) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// WriteString lets io.WriteString pass a string through without copying it.
-func (o *observedResponse) WriteString(s string) (int, error) {
-	if o.status == 0 {
-		o.status = http.StatusOK
-	}
-	n, err := io.WriteString(o.ResponseWriter, s)
-	o.bytes += int64(n)
-	return n, err
-}
-
 // Unwrap lets http.ResponseController reach the connection's own writer.
 func (o *observedResponse) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
-// guardAPI does what every /api/ request needs before routing: the headers that depend on who asks,
-// the -delay, and authentication, which comes first of all checks (SPEC §3). OPTIONS needs no token.
+// guardAPI does what every /api/ request needs before routing: the headers that depend on who
+// asks, the -delay, and authentication, which comes before every other check. OPTIONS needs no token.
 func (a *api) guardAPI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The asterisk-form (OPTIONS *, which net/http answers itself) and CONNECT's host:port name
+		// The asterisk form (OPTIONS *, which net/http answers itself) and CONNECT's host:port name
 		// no path, and ServeMux would answer them in plain text (RFC 9112 §3.2.3, §3.2.4).
 		if r.RequestURI == "*" || r.Method == http.MethodConnect && !strings.HasPrefix(r.RequestURI, "/") {
 			writeError(w, r, a.log, badRequest("the request target must be a path, such as /api/users"))
@@ -149,29 +130,30 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		h := w.Header()
-		addVary(h, "Authorization")  // the answer depends on the token
-		h["Cache-Control"] = noStore // GET answers relax it to "private, no-cache"
+		addVary(w.Header(), "Authorization")        // the answer depends on the token
+		w.Header().Set("Cache-Control", "no-store") // GET answers relax it to "private, no-cache"
 		if a.delay > 0 && !sleep(r.Context(), a.delay, a.stopping) {
 			return // the client has gone
 		}
 		if r.Method != http.MethodOptions {
-			if _, err := a.tokens.authenticate(r); err != nil {
+			granted, err := a.tokens.authenticate(r)
+			if err != nil {
 				writeError(w, r, a.log, err)
 				return
 			}
+			r = withRole(r, granted)
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
 // isAPIPath reports whether a path is under /api/, once cleaned: ServeMux redirects //api/users to
-// /api/users, and like every /api/ answer that redirect needs a token first (SPEC §2).
+// /api/users, and like every /api/ answer that redirect needs a token first.
 func isAPIPath(p string) bool {
 	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(path.Clean(p), "/api/")
 }
 
-// sleep waits for d, or until ctx ends, or until the server starts stopping: the delay is for
+// sleep waits for d, or until ctx ends, or until the server starts to stop: the delay is for
 // demos, and must not hold up a shutdown. It reports whether the request should go on.
 func sleep(ctx context.Context, d time.Duration, stopping <-chan struct{}) bool {
 	timer := time.NewTimer(d)
@@ -188,15 +170,10 @@ func sleep(ctx context.Context, d time.Duration, stopping <-chan struct{}) bool 
 
 // addVary adds a name to the Vary header, keeping it one line.
 func addVary(h http.Header, name string) {
-	if existing := h["Vary"]; len(existing) > 0 && existing[0] != "" {
-		h["Vary"] = []string{existing[0] + ", " + name}
-		return
+	if vary := h.Get("Vary"); vary != "" {
+		name = vary + ", " + name
 	}
-	if name == "Authorization" {
-		h["Vary"] = varyAuthorization // every /api/ answer has it: a shared value costs no allocation
-		return
-	}
-	h["Vary"] = []string{name}
+	h.Set("Vary", name)
 }
 
 // corsPolicy is the -cors-origin setting: the origins whose pages may call the API from a browser.
@@ -205,13 +182,15 @@ type corsPolicy struct {
 	origins   []string
 }
 
-func (p corsPolicy) enabled() bool { return p.anyOrigin || len(p.origins) > 0 }
+// allows reports whether a page from origin may read the answers.
+func (p corsPolicy) allows(origin string) bool {
+	return p.anyOrigin || origin != "" && slices.Contains(p.origins, origin)
+}
 
-// allowCrossOrigin adds the CORS headers (Fetch standard) to every answer, errors and preflights
-// included. It wraps the mux from outside: a preflight is an OPTIONS request, which every route
-// answers without a token (users.go).
+// allowCrossOrigin adds the CORS headers (the Fetch standard) to every answer, errors and
+// preflights included. It wraps the mux from outside, or the mux would answer a preflight 405.
 func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
-	if !a.cors.enabled() {
+	if !a.cors.anyOrigin && len(a.cors.origins) == 0 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -220,15 +199,15 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 		switch {
 		case a.cors.anyOrigin:
 			h.Set("Access-Control-Allow-Origin", "*")
-		default:
-			addVary(h, "Origin") // the answer depends on the origin that asks
-			if origin != "" && slices.Contains(a.cors.origins, origin) {
-				h.Set("Access-Control-Allow-Origin", origin)
-			}
+		case a.cors.allows(origin):
+			h.Set("Access-Control-Allow-Origin", origin)
 		}
-		if h.Get("Access-Control-Allow-Origin") != "" {
+		if !a.cors.anyOrigin {
+			addVary(h, "Origin") // the answer depends on the origin that asks
+		}
+		if a.cors.allows(origin) {
 			h.Set("Access-Control-Expose-Headers", "Location, ETag, Link, X-Request-Id")
-			if isPreflight(r) {
+			if isPreflight(r) { // the methods come from the route's OPTIONS (users.go)
 				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match")
 				h.Set("Access-Control-Max-Age", "600")
 			}

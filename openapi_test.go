@@ -39,17 +39,10 @@ func openAPIOperations(t *testing.T, doc map[string]any) []string {
 // GET also serves HEAD, and every path answers OPTIONS.
 func servedOperations() []string {
 	var operations []string
-	paths := map[string]bool{}
-	for _, r := range (&api{}).routes() {
-		method, path, _ := strings.Cut(r.pattern, " ")
-		path = strings.TrimSuffix(path, "{$}") // "/{$}" is how ServeMux says "/ and nothing more"
-		operations = append(operations, method+" "+path)
-		if method == http.MethodGet {
-			operations = append(operations, "HEAD "+path)
-		}
-		if !paths[path] {
-			paths[path] = true
-			operations = append(operations, "OPTIONS "+path)
+	for _, res := range (&api{}).resources() {
+		path := strings.TrimSuffix(res.path, "{$}") // "/{$}" is how ServeMux says "/ and nothing more"
+		for _, method := range res.allow() {
+			operations = append(operations, method+" "+path)
 		}
 	}
 	sort.Strings(operations)
@@ -252,8 +245,9 @@ func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
 	fixed := map[string]*apiError{
 		"NoToken": errNoToken, "InvalidToken": errInvalidToken, "ReadOnly": errReadOnly,
 		"NoSuchUser": errUserNotFound, "Changed": errPreconditionFailed, "EmailTaken": errEmailTaken,
-		"TooLarge": errBodyTooLarge, "NotJSON": errPutMediaType, "NotJSONPatch": errPatchMediaType,
-		"Compressed": errContentEncoding, "Internal": errInternal,
+		"TooLarge": errBodyTooLarge, "NotJSON": refusal("PUT", "Content-Type", "text/plain"),
+		"NotJSONPatch": refusal("PATCH", "Content-Type", "text/plain"),
+		"Compressed":   refusal("POST", "Content-Type", "application/json", "Content-Encoding", "gzip"), "Internal": errInternal,
 	}
 	examples := collectExamples(t, loadOpenAPIDocument(t))
 	if len(examples) < 20 {
@@ -265,7 +259,7 @@ func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
 		case "User":
 			var u user
 			if err = decodeStrictly(e.value, &u); err == nil {
-				if want := newStoredUser(u.ID, u.Name, u.Email).json; string(e.value) != want {
+				if want := string(marshal(u)); string(e.value) != want {
 					t.Errorf("%s: %s is not the service's representation %s", e.where, e.value, want)
 				}
 			}
@@ -323,6 +317,16 @@ func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
 			t.Errorf("%s (%s): %s does not decode: %v", e.where, e.schema, e.value, err)
 		}
 	}
+}
+
+// refusal returns the error readJSONBody gives a request of method with these headers.
+func refusal(method string, header ...string) *apiError {
+	r := httptest.NewRequest(method, "/api/users/1", strings.NewReader("{}"))
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	_, err := readJSONBody(httptest.NewRecorder(), r)
+	return err.(*apiError)
 }
 
 // The document's Content-Security-Policy example is the one the page is really served with.
@@ -395,13 +399,13 @@ func TestExplorerPageHasAStrictContentSecurityPolicy(t *testing.T) {
 // Every file the page links is served, and none comes from another origin: the page works with
 // no network.
 func TestExplorerLinksOnlyItsOwnFiles(t *testing.T) {
-	files := explorerHTML.body + assets["app.css"].body + assets["app.js"].body
+	files := string(explorerHTML.body) + string(assets["app.css"].body) + string(assets["app.js"].body)
 	for _, link := range regexp.MustCompile(`/assets/[A-Za-z0-9._-]+`).FindAllString(files, -1) {
 		if _, ok := assets[strings.TrimPrefix(link, "/assets/")]; !ok {
 			t.Errorf("the page links %s, which is not in web/assets", link)
 		}
 	}
-	if !strings.Contains(explorerHTML.body, `<link rel="icon" href="/assets/favicon.svg"`) {
+	if !strings.Contains(string(explorerHTML.body), `<link rel="icon" href="/assets/favicon.svg"`) {
 		t.Error("the page names no icon: the browser would ask for /favicon.ico and log its 404")
 	}
 	if external := regexp.MustCompile(`(?i)(src|href)="(https?:)?//|url\((https?:)?//|@import`).FindString(files); external != "" {

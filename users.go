@@ -9,120 +9,96 @@ import (
 	"time"
 )
 
-// api is the user collection API: its handlers and what they share.
+// api is the service: its handlers and what they share.
 type api struct {
 	store    *userStore
-	commit   func(change) (storedUser, error) // store.commit, or with -data the journal's
-	broken   func() bool                      // true once durable writes have failed (journal.go)
+	writer   userWriter
 	tokens   *tokens
 	log      *slog.Logger
 	delay    time.Duration
-	stopping <-chan struct{} // closed when the server starts to stop
+	stopping <-chan struct{} // closed when the server starts to stop: a -delay ends early
 	cors     corsPolicy
-	allow    map[string]string // each path pattern's Allow header, from the routes
 
 	requestIDPrefix string
 	requestCount    atomic.Uint64
 }
 
-// newAPI returns the API over an in-memory store: writes go straight to the store, and nothing can
-// break them. With -data, run hands writes to the journal instead.
-func newAPI(store *userStore, tokenSet *tokens, logger *slog.Logger) *api {
-	return &api{
-		store:           store,
-		commit:          store.commit,
-		broken:          func() bool { return false },
-		tokens:          tokenSet,
-		log:             logger,
-		requestIDPrefix: randomHex(4) + "-",
-	}
+// A userWriter makes a change and publishes it: the store itself, or with -data the journal, which
+// first makes the change durable (journal.go).
+type userWriter interface {
+	commit(change) (user, error)
+	broken() bool // true once durable writes have failed: /healthz then answers 503
 }
 
-// routes lists every path the service answers and the methods each takes: the mux, the Allow
-// header of 405 and OPTIONS, and CORS preflights all come from this one table. GET also serves
-// HEAD, and every path answers OPTIONS.
-func (a *api) routes() []route {
-	return []route{
-		{"GET /api/users", a.collection(roleRead, a.listUsers)},
-		{"POST /api/users", a.collection(roleWrite, a.createUser)},
-		{"GET /api/users/{id}", a.user(roleRead, a.getUser)},
-		{"PUT /api/users/{id}", a.user(roleWrite, a.replaceUser)},
-		{"PATCH /api/users/{id}", a.user(roleWrite, a.patchUser)},
-		{"DELETE /api/users/{id}", a.user(roleWrite, a.deleteUser)},
-		{"GET /healthz", a.handle(a.health)},
-		{"GET /openapi.json", a.handle(a.openAPI)},
-		{"GET /{$}", a.handle(a.explorerPage)},
-		{"GET /assets/{file}", a.handle(a.asset)},
-	}
+// A resource is a path of the service and the handler of each method it takes.
+type resource struct {
+	path      string
+	endpoints []endpoint
 }
 
-type route struct {
-	pattern string // "METHOD /path", as http.ServeMux takes it
-	handler http.Handler
+type endpoint struct {
+	method string
+	role   role // what the bearer token must allow (403); roleNone needs no token
+	handle handlerFunc
+}
+
+// handlerFunc is a handler that returns its failure, which handle then answers.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// resources lists every path the service answers and the methods each takes: the mux, the Allow
+// header of 405 and OPTIONS, and CORS preflights all come from this table. GET also serves HEAD,
+// and every path also answers OPTIONS.
+func (a *api) resources() []resource {
+	return []resource{
+		{"/api/users", []endpoint{
+			{http.MethodGet, roleRead, a.listUsers},
+			{http.MethodPost, roleWrite, a.createUser},
+		}},
+		{"/api/users/{id}", []endpoint{
+			{http.MethodGet, roleRead, a.getUser},
+			{http.MethodPut, roleWrite, a.replaceUser},
+			{http.MethodPatch, roleWrite, a.patchUser},
+			{http.MethodDelete, roleWrite, a.deleteUser},
+		}},
+		{"/healthz", []endpoint{{http.MethodGet, roleNone, a.health}}},
+		{"/openapi.json", []endpoint{{http.MethodGet, roleNone, a.openAPI}}},
+		{"/{$}", []endpoint{{http.MethodGet, roleNone, a.explorerPage}}}, // "/" alone would match every path
+		{"/assets/{file}", []endpoint{{http.MethodGet, roleNone, a.asset}}},
+	}
 }
 
 // newServer builds the whole service as one http.Handler: the routes on a ServeMux, wrapped in
 // the checks every request goes through (middleware.go).
-func newServer(a *api) http.Handler {
+func newServer(cfg config, log *slog.Logger, tokens *tokens, store *userStore, writer userWriter, stopping <-chan struct{}) http.Handler {
+	a := &api{store: store, writer: writer, tokens: tokens, log: log, delay: cfg.delay, stopping: stopping,
+		cors: cfg.cors, requestIDPrefix: randomHex(4) + "-"}
 	mux := http.NewServeMux()
-	a.allow = map[string]string{}
-	var paths []string
-	for _, r := range a.routes() {
-		method, path, _ := strings.Cut(r.pattern, " ")
-		if _, seen := a.allow[path]; !seen {
-			paths = append(paths, path)
+	for _, res := range a.resources() {
+		for _, e := range res.endpoints {
+			mux.Handle(e.method+" "+res.path, a.handle(checkIDAndRole(e.role, e.handle)))
 		}
-		a.allow[path] += method + ", "
-		if method == http.MethodGet {
-			a.allow[path] += "HEAD, "
-		}
-		mux.Handle(r.pattern, r.handler)
-	}
-	for _, path := range paths {
-		a.allow[path] += "OPTIONS"
-		options := a.handle(a.options(a.allow[path]))
-		if strings.Contains(path, "{id}") {
-			options = a.user(roleNone, withoutID(a.options(a.allow[path])))
-		}
-		mux.Handle("OPTIONS "+path, options)
-		// The same path without a method matches every method the path does not take.
-		mux.Handle(path, a.handle(methodNotAllowed(a.allow[path])))
+		allow := res.allow()
+		mux.Handle(http.MethodOptions+" "+res.path, a.handle(checkIDAndRole(roleNone, a.options(allow))))
+		mux.Handle(res.path, a.handle(methodNotAllowed(allow))) // without a method: every other method
 	}
 	mux.Handle("/", a.handle(notFound))
 	return a.observe(a.allowCrossOrigin(a.guardAPI(mux)))
 }
 
-// collection adapts a handler of /api/users: the token's role must cover the route's (403).
-func (a *api) collection(needed role, handler func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if err := a.tokens.requireRole(r, needed); err != nil {
-			return err
+// allow lists the methods of a resource, as Allow names them (RFC 9110 §10.2.1).
+func (res resource) allow() []string {
+	var methods []string
+	for _, e := range res.endpoints {
+		methods = append(methods, e.method)
+		if e.method == http.MethodGet {
+			methods = append(methods, http.MethodHead) // ServeMux lets GET serve HEAD too
 		}
-		return handler(w, r)
-	})
+	}
+	return append(methods, http.MethodOptions)
 }
 
-// user adapts a handler of /api/users/{id}. A non-canonical id names no resource (404), and
-// routing comes before permission (SPEC §3): a caller without permission learns nothing.
-func (a *api) user(needed role, handler func(http.ResponseWriter, *http.Request, int64) error) http.Handler {
-	return a.handle(func(w http.ResponseWriter, r *http.Request) error {
-		id, ok := parsePositive(r.PathValue("id"))
-		if !ok {
-			return errUserNotFound
-		}
-		if err := a.tokens.requireRole(r, needed); err != nil {
-			return err
-		}
-		return handler(w, r, id)
-	})
-}
-
-func withoutID(handler func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request, int64) error {
-	return func(w http.ResponseWriter, r *http.Request, _ int64) error { return handler(w, r) }
-}
-
-// handle turns a handler that returns an error into an http.Handler that answers it.
-func (a *api) handle(handler func(http.ResponseWriter, *http.Request) error) http.Handler {
+// handle turns a handlerFunc into an http.Handler that answers the error it returns.
+func (a *api) handle(handler handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := handler(w, r); err != nil {
 			writeError(w, r, a.log, err)
@@ -130,111 +106,124 @@ func (a *api) handle(handler func(http.ResponseWriter, *http.Request) error) htt
 	})
 }
 
-// GET /api/users lists users, filtered, sorted and paged as the query asks (SPEC §7).
+// checkIDAndRole runs the checks that follow routing: a non-canonical {id} names no resource
+// (404), then the token must allow the route (403), so a caller without permission learns nothing
+// of what exists (README, "The order of the checks").
+func checkIDAndRole(needed role, handler handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if id := r.PathValue("id"); id != "" { // "" on a path without {id}
+			if _, ok := parseID(id); !ok {
+				return errUserNotFound
+			}
+		}
+		if err := requireRole(r, needed); err != nil {
+			return err
+		}
+		return handler(w, r)
+	}
+}
+
+// GET /api/users lists users, filtered, sorted and paged as the query asks (README, "Listing").
 func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	query, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {
 		return err
 	}
-	list := a.selectList(query)
-	if list.link != "" {
-		w.Header().Set("Link", list.link)
+	list := a.store.list(query)
+	if query.paged {
+		w.Header().Set("Link", query.links(list.total))
 	}
-	if !notModified(w, r, list.etag) {
-		writeJSONBytes(w, http.StatusOK, list.body)
-	}
+	sendRepresentation(w, r, list.body, list.etag)
 	return nil
 }
 
-// POST creates a user; the server assigns its id and names its URI in Location (RFC 9110 §9.3.3).
+// POST creates a user; the server gives its id and names its URI in Location (RFC 9110 §9.3.3).
 func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	name, email, err := readUser(w, r, 0)
 	if err != nil {
 		return err
 	}
-	created, err := a.commit(change{op: opCreate, name: name, email: email})
+	created, err := a.writer.commit(change{op: opCreate, name: name, email: email})
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h["Location"] = []string{userPath(created.id())}
-	h["Etag"] = []string{formatETag(created.etag)}
-	writeJSON(w, http.StatusCreated, created.json)
+	body := marshal(created)
+	w.Header().Set("Location", userPath(created.ID))
+	w.Header().Set("ETag", entityTag(body))
+	writeJSON(w, http.StatusCreated, body)
 	return nil
 }
 
 // GET /api/users/{id} returns one user.
-func (a *api) getUser(w http.ResponseWriter, r *http.Request, id int64) error {
+func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
 	}
-	found, ok := a.store.get(id)
+	found, ok := a.store.get(userID(r))
 	if !ok {
 		return errUserNotFound
 	}
-	if !notModified(w, r, formatETag(found.etag)) {
-		writeJSON(w, http.StatusOK, found.json)
-	}
+	body := marshal(found)
+	sendRepresentation(w, r, body, entityTag(body))
 	return nil
 }
 
 // PUT replaces the whole user, so both fields are required (RFC 9110 §9.3.4). It never creates:
 // ids are the server's to give.
-func (a *api) replaceUser(w http.ResponseWriter, r *http.Request, id int64) error {
-	return a.update(w, r, id, opReplace)
+func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
+	return a.update(w, r, opReplace)
 }
 
 // PATCH changes only the fields it names: a JSON Merge Patch (RFC 7396).
-func (a *api) patchUser(w http.ResponseWriter, r *http.Request, id int64) error {
-	return a.update(w, r, id, opPatch)
+func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
+	return a.update(w, r, opPatch)
 }
 
 // update answers PUT and PATCH with the stored user and its new ETag, so that a client can send
-// If-Match next without reading first. Content-Location says the body is the representation of
-// the user itself (RFC 9110 §8.7).
-func (a *api) update(w http.ResponseWriter, r *http.Request, id int64, op changeOp) error {
+// If-Match next without reading first: Content-Location says the body is the user itself
+// (RFC 9110 §8.7).
+func (a *api) update(w http.ResponseWriter, r *http.Request, op changeOp) error {
+	id := userID(r)
 	name, email, err := readUser(w, r, id)
 	if err != nil {
 		return err
 	}
-	updated, err := a.commit(change{op: op, id: id, name: name, email: email, ifMatch: headerList(r, "If-Match")})
+	updated, err := a.writer.commit(change{op: op, id: id, name: name, email: email, ifMatch: headerList(r, "If-Match")})
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Content-Location", userPath(id))
-	h["Etag"] = []string{formatETag(updated.etag)}
-	writeJSON(w, http.StatusOK, updated.json)
+	body := marshal(updated)
+	w.Header().Set("Content-Location", userPath(id))
+	w.Header().Set("ETag", entityTag(body))
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
-// DELETE removes the user. Deleting it again is 404, yet the state is the same, so DELETE stays
+// DELETE removes the user. Deleting it again is 404, yet the state is the same: DELETE stays
 // idempotent (RFC 9110 §9.2.2).
-func (a *api) deleteUser(w http.ResponseWriter, r *http.Request, id int64) error {
+func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
 	}
-	if _, err := a.commit(change{op: opDelete, id: id, ifMatch: headerList(r, "If-Match")}); err != nil {
+	if _, err := a.writer.commit(change{op: opDelete, id: userID(r), ifMatch: headerList(r, "If-Match")}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// OPTIONS says which methods a path takes, and needs no token: /openapi.json publishes the same.
-// A CORS preflight reads the same list from Access-Control-Allow-Methods.
-func (a *api) options(allow string) func(http.ResponseWriter, *http.Request) error {
+// OPTIONS says which methods a path takes, and the media types its bodies may have. It needs no
+// token: /openapi.json publishes the same. A CORS preflight reads the methods from it too.
+func (a *api) options(allow []string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		h := w.Header()
-		h.Set("Allow", allow)
-		if strings.Contains(allow, "POST") {
-			h.Set("Accept-Post", "application/json")
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		for _, method := range allow {
+			if header, ok := acceptHeaders[method]; ok {
+				w.Header().Set(header, strings.Join(bodyMediaTypes[method], ", "))
+			}
 		}
-		if strings.Contains(allow, "PATCH") {
-			h.Set("Accept-Patch", "application/json, application/merge-patch+json")
-		}
-		if isPreflight(r) && h.Get("Access-Control-Allow-Origin") != "" {
-			h.Set("Access-Control-Allow-Methods", allow)
+		if isPreflight(r) && a.cors.allows(r.Header.Get("Origin")) {
+			w.Header().Set("Access-Control-Allow-Methods", strings.Join(allow, ", "))
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -243,20 +232,20 @@ func (a *api) options(allow string) func(http.ResponseWriter, *http.Request) err
 
 // GET /healthz tells scripts and orchestrators that the server is up and can still write.
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
-	if a.broken() {
-		writeJSON(w, http.StatusServiceUnavailable, `{"status":"journal broken"}`)
+	if a.writer.broken() {
+		writeJSON(w, http.StatusServiceUnavailable, marshal(map[string]string{"status": "journal broken"}))
 		return nil
 	}
-	writeJSON(w, http.StatusOK, `{"status":"ok"}`)
+	writeJSON(w, http.StatusOK, marshal(map[string]string{"status": "ok"}))
 	return nil
 }
 
-// methodNotAllowed answers a method the path does not take, naming the ones it does (RFC 9110 §15.5.6).
-func methodNotAllowed(allow string) func(http.ResponseWriter, *http.Request) error {
+// methodNotAllowed answers a method the path does not take, naming those it takes (RFC 9110 §15.5.6).
+func methodNotAllowed(allow []string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusMethodNotAllowed,
-			message: "this path does not take the method " + quoteForMessage(r.Method) + ": it takes " + allow,
-			header:  http.Header{"Allow": {allow}}}
+			message: "this path does not take the method " + quoteForMessage(r.Method) + ": it takes " + strings.Join(allow, ", "),
+			header:  http.Header{"Allow": {strings.Join(allow, ", ")}}}
 	}
 }
 
@@ -264,22 +253,16 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }
 
-// notModified gives a GET or HEAD answer its ETag, and answers 304 when If-None-Match shows the
-// client already has the representation (RFC 9110 §13.1.2); it reports whether it did. Otherwise
-// the caller sends the representation. Caches may keep either answer but must revalidate it,
-// since it depends on the token (Vary: Authorization).
-func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
-	h := w.Header()
-	h["Etag"] = []string{etag}
-	h["Cache-Control"] = revalidate
-	if ifNoneMatch := headerList(r, "If-None-Match"); ifNoneMatch != "" && ifNoneMatchHolds(ifNoneMatch, etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return true
+// sendRepresentation answers a GET or HEAD of the API with a body, or 304 when the client holds it
+// already. Caches may keep either, but must ask first: it depends on the token (Vary: Authorization).
+func sendRepresentation(w http.ResponseWriter, r *http.Request, body []byte, etag string) {
+	w.Header().Set("Cache-Control", "private, no-cache")
+	if !notModified(w, r, etag) {
+		writeJSON(w, http.StatusOK, body)
 	}
-	return false
 }
 
-// rejectQuery refuses a query string where only the list takes one (SPEC §2).
+// rejectQuery refuses a query string on a route that takes none: only the list takes one.
 func rejectQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil
@@ -290,25 +273,17 @@ func rejectQuery(r *http.Request) error {
 		": only the list (GET /api/users) takes page, per_page, q, email and sort")
 }
 
-// parsePositive reads an id, page or per_page: a positive integer in canonical decimal, so that
-// every resource has exactly one URI ("7", never "07", "+7" or "7.0").
-func parsePositive(s string) (int64, bool) {
-	if s == "" || s[0] < '1' || s[0] > '9' {
-		return 0, false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
+// parseID reads an id, page or per_page: a positive integer in canonical decimal, so that every
+// resource has exactly one URI ("7", never "07", "+7" or "7.0").
+func parseID(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil
+	return n, err == nil && n > 0 && strconv.FormatInt(n, 10) == s
+}
+
+// userID returns the id of /api/users/{id}, which checkIDAndRole has found canonical.
+func userID(r *http.Request) int64 {
+	id, _ := parseID(r.PathValue("id"))
+	return id
 }
 
 func userPath(id int64) string { return "/api/users/" + strconv.FormatInt(id, 10) }
-
-// headerList returns a header that holds a list, joining its lines (RFC 9110 §5.3). The name is
-// given as net/http stores it (http.CanonicalHeaderKey), so the map is read directly.
-func headerList(r *http.Request, name string) string {
-	return strings.Join(r.Header[name], ", ")
-}

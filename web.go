@@ -2,8 +2,6 @@ package main
 
 import (
 	"embed"
-	"hash/fnv"
-	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -19,7 +17,7 @@ var webFiles embed.FS
 
 // A staticFile is one embedded file, ready to send.
 type staticFile struct {
-	body        string
+	body        []byte
 	contentType string
 	etag        string
 }
@@ -34,14 +32,6 @@ var (
 	openAPIDocument = loadStaticFile("web/openapi.json")
 	explorerHTML    = loadStaticFile("web/index.html")
 	assets          = loadAssets("web/assets")
-
-	// The files change only with a new binary, and the page links them under fixed names, so a
-	// browser may keep them but asks each time; the ETag makes that a 304 with no body.
-	revalidateAlways = []string{"no-cache"}
-	explorerHeaders  = http.Header{
-		"Content-Security-Policy": {explorerCSP},
-		"Referrer-Policy":         {"no-referrer"},
-	}
 )
 
 // contentTypes names the media type of each kind of file in web/. A file of any other kind is a
@@ -57,28 +47,24 @@ var contentTypes = map[string]string{
 func loadStaticFile(name string) staticFile {
 	body, err := webFiles.ReadFile(name)
 	if err != nil {
-		panic("web.go: " + err.Error()) // the file is embedded at build time: only a bad build lacks it
+		panic(err) // the file is embedded at build time: only a broken build lacks it
 	}
 	contentType, ok := contentTypes[path.Ext(name)]
 	if !ok {
 		panic("web.go: no Content-Type is known for " + name)
 	}
-	hash := fnv.New64a()
-	hash.Write(body)
-	return staticFile{body: string(body), contentType: contentType, etag: formatETag(hash.Sum64())}
+	return staticFile{body: body, contentType: contentType, etag: entityTag(body)}
 }
 
 // loadAssets reads every file of web/assets, by its name in /assets/{file}.
 func loadAssets(dir string) map[string]staticFile {
 	entries, err := fs.ReadDir(webFiles, dir)
 	if err != nil {
-		panic("web.go: " + err.Error())
+		panic(err)
 	}
 	files := map[string]staticFile{}
 	for _, entry := range entries {
-		if !entry.IsDir() {
-			files[entry.Name()] = loadStaticFile(dir + "/" + entry.Name())
-		}
+		files[entry.Name()] = loadStaticFile(dir + "/" + entry.Name())
 	}
 	return files
 }
@@ -86,14 +72,16 @@ func loadAssets(dir string) map[string]staticFile {
 // GET /openapi.json is the OpenAPI 3.1 document of this API, for Postman, Insomnia, Swagger UI and
 // client generators. It needs no token: it tells only what the API is.
 func (a *api) openAPI(w http.ResponseWriter, r *http.Request) error {
-	serveStatic(w, r, openAPIDocument, nil)
+	serveStatic(w, r, openAPIDocument)
 	return nil
 }
 
 // GET / is the API explorer: a page that sends real requests and shows each exchange as it
 // crossed the wire. The page needs no token; it asks the person for one.
 func (a *api) explorerPage(w http.ResponseWriter, r *http.Request) error {
-	serveStatic(w, r, explorerHTML, explorerHeaders)
+	w.Header().Set("Content-Security-Policy", explorerCSP)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	serveStatic(w, r, explorerHTML)
 	return nil
 }
 
@@ -103,25 +91,20 @@ func (a *api) asset(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return newError(http.StatusNotFound, "there is no asset with this name: the explorer page at / links the ones there are")
 	}
-	serveStatic(w, r, file, nil)
+	serveStatic(w, r, file)
 	return nil
 }
 
-// serveStatic answers GET and HEAD with an embedded file, or 304 when If-None-Match shows the
-// client has it already (RFC 9110 §13.1.2). HEAD gets the same headers; net/http drops the body.
-func serveStatic(w http.ResponseWriter, r *http.Request, file staticFile, header http.Header) {
-	h := w.Header()
-	for name, values := range header {
-		h[name] = values
-	}
-	h["Etag"] = []string{file.etag}
-	h["Cache-Control"] = revalidateAlways
-	if ifNoneMatch := headerList(r, "If-None-Match"); ifNoneMatch != "" && ifNoneMatchHolds(ifNoneMatch, file.etag) {
-		w.WriteHeader(http.StatusNotModified)
+// serveStatic answers GET and HEAD with an embedded file, or 304 when the client has it already.
+// File names are fixed, so a browser may keep a file but must ask first (no-cache); net/http drops
+// the body of a HEAD. (http.ServeContent would also do ranges, and answer their errors in text.)
+func serveStatic(w http.ResponseWriter, r *http.Request, file staticFile) {
+	w.Header().Set("Cache-Control", "no-cache")
+	if notModified(w, r, file.etag) {
 		return
 	}
-	h["Content-Type"] = []string{file.contentType}
-	h["Content-Length"] = []string{strconv.Itoa(len(file.body))}
+	w.Header().Set("Content-Type", file.contentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(file.body)))
 	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, file.body)
+	w.Write(file.body)
 }

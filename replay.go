@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// A journal at start: its records are replayed into the store, a torn last record is cut off, and
+// a file grown well past the live data is compacted.
+
+// open replays the file and leaves it ready for appending.
+func (j *journal) open() (err error) {
+	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			file.Close()
+		}
+	}()
+	records, goodSize, err := replay(file, j.path, j.store)
+	if err != nil {
+		return err
+	}
+	end, err := file.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	if goodSize < end { // a crash cut the last record short: it was never acknowledged
+		j.log.Warn("journal: dropping a torn last record", "file", j.path, "offset", goodSize, "bytes", end-goodSize)
+		if err := file.Truncate(goodSize); err != nil {
+			return err
+		}
+		if err := file.Sync(); err != nil {
+			return err
+		}
+	}
+	if live := j.store.count(); records > 2*live+16 {
+		file.Close() // first: Windows cannot rename over an open file
+		if err := compact(j.path, j.store); err != nil {
+			return fmt.Errorf("compacting %s: %w", j.path, err)
+		}
+		j.log.Info("journal: compacted", "file", j.path, "records_before", records, "users", live)
+		if file, err = os.OpenFile(j.path, os.O_RDWR, 0); err != nil {
+			return err
+		}
+	}
+	j.file = file
+	j.size, err = file.Seek(0, io.SeekEnd)
+	return err
+}
+
+// replay applies every complete line of the file to the store and returns how many it read and
+// where the last complete line ends. A damaged line is an error naming the file and line: better
+// to refuse to start than to serve data that is not what was acknowledged.
+func replay(file io.Reader, path string, store *userStore) (records int, goodSize int64, err error) {
+	reader := bufio.NewReaderSize(file, 1<<20)
+	var newestID int64 // the largest id a put has created so far
+	for line := 1; ; line++ {
+		text, err := reader.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			// What follows the last newline is a record a crash cut short, so it must look like the
+			// start of one: a file that is not a journal is refused, not cut.
+			prefix := []byte(`{"op":"`)
+			if !bytes.HasPrefix(text, prefix) && !bytes.HasPrefix(prefix, text) {
+				return records, goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, line)
+			}
+			return records, goodSize, nil
+		}
+		if err != nil {
+			return records, goodSize, err
+		}
+		if err := replayRecord(text, store, records == 0, &newestID); err != nil {
+			return records, goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, line, err)
+		}
+		records++
+		goodSize += int64(len(text))
+	}
+}
+
+// maxReplayID bounds the ids a journal may hold: the store keeps a slot for every id ever given,
+// so an id this large can only come from a damaged file.
+const maxReplayID = 1 << 31
+
+// replayRecord applies one line, checking that this service could have written it: a create takes
+// the next id, in order, and names and e-mails follow the field rules.
+func replayRecord(line []byte, store *userStore, first bool, newestID *int64) error {
+	var r record
+	decoder := json.NewDecoder(bytes.NewReader(line))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&r); err != nil {
+		return fmt.Errorf("not a journal record: %v", err)
+	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return errors.New("not a journal record: something follows the JSON object")
+	}
+	before, existed := store.published(r.ID)
+	switch {
+	case r.ID <= 0 || r.ID > maxReplayID:
+		return fmt.Errorf("the id must be a positive integer up to %d", maxReplayID)
+	case r.Op == "next_id" && !first:
+		return errors.New("next_id may only be the first record (compaction writes it there)")
+	case r.Op == "next_id":
+		store.nextID = r.ID
+		return nil
+	case r.Op == "delete" && !existed:
+		return fmt.Errorf("deletes user %d, which does not exist", r.ID)
+	case r.Op == "delete":
+		store.apply(write{id: r.ID, before: before})
+		return nil
+	case r.Op != "put":
+		return fmt.Errorf("unknown op %q", r.Op)
+	case r.Name == nil || r.Email == nil:
+		return errors.New("a put needs name and email")
+	case !existed && (r.ID <= *newestID || r.ID > store.nextID):
+		return fmt.Errorf("user %d is created out of order: ids are given once, in increasing order", r.ID)
+	}
+	name, problem := checkName(bodyField{given: true, text: *r.Name}, true)
+	email, emailProblem := checkEmail(bodyField{given: true, text: *r.Email}, true)
+	if problem = cmp.Or(problem, emailProblem); problem != "" || name != *r.Name || email != *r.Email {
+		return fmt.Errorf("the user breaks the field rules: %s", cmp.Or(problem, "white space around a value"))
+	}
+	if owner, taken := store.byEmail[emailKey(email)]; taken && owner != r.ID {
+		return fmt.Errorf("user %d has the e-mail of user %d", r.ID, owner)
+	}
+	if !existed {
+		*newestID = r.ID
+	}
+	store.apply(write{id: r.ID, before: before, after: user{ID: r.ID, Name: name, Email: email}})
+	return nil
+}
+
+// compact rewrites the journal as one put per live user, atomically: a new file is written and
+// synced beside the old, renamed over it, and the folder synced, so that a crash leaves the old
+// file or the new one, never neither. The first line keeps the next id, so that ids are never
+// reused, not even those of the newest users when they were deleted.
+func compact(path string, store *userStore) error {
+	lines := appendRecord(nil, record{Op: "next_id", ID: store.nextID})
+	for _, u := range store.allUsers() {
+		lines = appendRecord(lines, recordOf(write{id: u.ID, after: u}))
+	}
+	temporary := path + ".compacting"
+	file, err := os.OpenFile(temporary, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = file.Write(lines)
+	if err == nil {
+		err = file.Sync()
+	}
+	if closeErr := file.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(temporary, path)
+	}
+	if err != nil {
+		os.Remove(temporary)
+		return err
+	}
+	return syncFolder(filepath.Dir(path))
+}
+
+// syncFolder makes a rename in the folder durable.
+func syncFolder(folder string) error {
+	if runtime.GOOS == "windows" {
+		return nil // Windows cannot sync a folder; NTFS journals the rename itself
+	}
+	dir, err := os.Open(folder)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
