@@ -186,80 +186,69 @@ func syntaxError(err error) error {
 }
 
 // validate applies the field rules and returns the values to store. POST and PUT need both
-// fields; a PATCH needs one at least, and leaves "" for a field it keeps. Every failing field is
+// fields; PATCH needs one at least, and leaves "" for a field it keeps. Every failing field is
 // reported at once, so that a form can show them all.
 func (u userBody) validate(patch bool) (name, email string, err error) {
 	if patch && !u.name.given && !u.email.given {
 		return "", "", badRequest("the patch changes nothing: give name, email or both")
 	}
-	name, nameProblem := checkName(u.name, !patch)
-	email, emailProblem := checkEmail(u.email, !patch)
+	name, nameProblem := u.name.check("name", !patch, nameRule)
+	email, emailProblem := u.email.check("email", !patch, emailRule)
 	if nameProblem == "" && emailProblem == "" {
 		return name, email, nil
 	}
-	problems := map[string]string{}
-	var sentences []string
+	fields, sentences := map[string]string{}, []string{}
 	for _, p := range [][2]string{{"name", nameProblem}, {"email", emailProblem}} {
 		if field, problem := p[0], p[1]; problem != "" {
-			problems[field] = problem
+			fields[field] = problem
 			sentences = append(sentences, problem)
 		}
 	}
-	return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
+	return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: fields}
 }
 
-// checkName returns the name to store, or the problem with it.
-func checkName(f bodyField, required bool) (string, string) {
-	if problem := checkPresence("name", f, required); problem != "" || !f.given {
-		return "", problem
-	}
-	name := strings.TrimSpace(f.text) // TrimSpace trims Unicode white space
-	switch {
-	case name == "":
-		return "", "name must not be empty"
-	case utf8.RuneCountInString(name) > 100:
-		return "", "name must be at most 100 characters"
-	case strings.ContainsFunc(name, unicode.IsControl): // unicode.IsControl is category Cc
-		return "", "name must not contain control characters"
-	}
-	return name, ""
-}
-
-// checkEmail returns the e-mail to store, or the problem with it.
-func checkEmail(f bodyField, required bool) (string, string) {
-	if problem := checkPresence("email", f, required); problem != "" || !f.given {
-		return "", problem
-	}
-	email := strings.TrimSpace(f.text)
-	switch {
-	case email == "":
-		return "", "email must not be empty"
-	case len(email) > 254: // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
-		return "", "email must be at most 254 bytes"
-	case !isPlainAddress(email):
-		return "", "email must be a plain address such as ann@example.com"
-	}
-	return email, ""
-}
-
-// checkPresence reports a required field that is missing. null counts as missing: both fields
-// are required, so a PATCH cannot remove one either.
-func checkPresence(field string, f bodyField, required bool) string {
+// check returns the field's text trimmed of white space (Unicode), or the problem with it. null
+// counts as missing: both fields are required, so a PATCH cannot remove one either.
+func (f bodyField) check(field string, required bool, rule func(string) string) (string, string) {
+	text := strings.TrimSpace(f.text)
 	switch {
 	case f.null:
-		return field + " is required and cannot be null"
-	case required && !f.given:
-		return field + " is required"
+		return "", field + " is required and cannot be null"
+	case !f.given && required:
+		return "", field + " is required"
+	case !f.given:
+		return "", ""
+	case text == "":
+		return "", field + " must not be empty"
+	}
+	if problem := rule(text); problem != "" {
+		return "", problem
+	}
+	return text, ""
+}
+
+// nameRule returns what is wrong with a name, or "".
+func nameRule(name string) string {
+	switch {
+	case utf8.RuneCountInString(name) > 100:
+		return "name must be at most 100 characters"
+	case strings.ContainsFunc(name, unicode.IsControl): // unicode.IsControl is category Cc
+		return "name must not contain control characters"
 	}
 	return ""
 }
 
-// isPlainAddress accepts what net/mail accepts as an address and gives back unchanged: no display
-// name, no angle brackets. Domains in brackets are refused, since Go versions disagree on them.
-func isPlainAddress(email string) bool {
-	address, err := mail.ParseAddress(email)
-	if err != nil || address.Name != "" || address.Address != email {
-		return false
+// emailRule returns what is wrong with an e-mail, or "". It must be what net/mail accepts as an
+// address and gives back unchanged: no display name, no angle brackets. Domains in brackets are
+// refused, since Go versions disagree on them.
+func emailRule(email string) string {
+	if len(email) > 254 { // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
+		return "email must be at most 254 bytes"
 	}
-	return !strings.HasPrefix(email[strings.LastIndexByte(email, '@')+1:], "[")
+	address, err := mail.ParseAddress(email)
+	domain := email[strings.LastIndexByte(email, '@')+1:]
+	if err != nil || address.Name != "" || address.Address != email || strings.HasPrefix(domain, "[") {
+		return "email must be a plain address such as ann@example.com"
+	}
+	return ""
 }

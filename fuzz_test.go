@@ -262,7 +262,6 @@ func FuzzParseID(f *testing.F) {
 	}
 	s := serverWithThreeUsers(f)
 	f.Fuzz(func(t *testing.T, id string) {
-		s.t = t // helpers report to the input's test, never to f
 		reference, err := strconv.ParseInt(id, 10, 64)
 		canonical := err == nil && reference > 0 && strconv.FormatInt(reference, 10) == id
 		if id == "." || id == ".." {
@@ -327,7 +326,7 @@ func FuzzRequest(f *testing.F) {
 		}
 
 		s := serverWithThreeUsers(t)
-		before := snapshotOfUsers(s)
+		before := snapshotOfUsers(t, s)
 		logs := &syncLog{}
 		s.log = newLogger("text", logs)
 		s.build()
@@ -358,7 +357,7 @@ func FuzzRequest(f *testing.F) {
 		if lines := strings.Count(logs.String(), "\n"); lines != 1 {
 			t.Fatalf("%s %s: %d log lines, want one:\n%s", method, target, lines, logs)
 		}
-		after := snapshotOfUsers(s)
+		after := snapshotOfUsers(t, s)
 		if after == before {
 			return
 		}

@@ -70,18 +70,18 @@ var (
 func serverWithThreeUsers(t testing.TB) *testServer {
 	t.Helper()
 	s := newTestServer(t)
-	s.create("Ann", "ann@example.com")
-	s.create("Bob", "bob@example.com")
-	s.create("Cy", "cy@example.com")
+	s.create(t, "Ann", "ann@example.com")
+	s.create(t, "Bob", "bob@example.com")
+	s.create(t, "Cy", "cy@example.com")
 	return s
 }
 
 // snapshotOfUsers is the whole collection as a writer sees it.
-func snapshotOfUsers(s *testServer) string {
-	s.t.Helper()
+func snapshotOfUsers(t testing.TB, s *testServer) string {
+	t.Helper()
 	w := s.do("GET", "/api/users", "", asWriter...)
 	if w.Code != http.StatusOK {
-		s.t.Fatalf("GET /api/users: status %d, body %s", w.Code, w.Body)
+		t.Fatalf("GET /api/users: status %d, body %s", w.Code, w.Body)
 	}
 	return w.Body.String()
 }
@@ -90,17 +90,16 @@ func snapshotOfUsers(s *testServer) string {
 // gets nextID: a refused create must not even use up an id.
 func requireUsersUnchanged(t testing.TB, s *testServer, before string, nextID int64) {
 	t.Helper()
-	if after := snapshotOfUsers(s); after != before {
+	if after := snapshotOfUsers(t, s); after != before {
 		t.Fatalf("the store changed:\nbefore %s\nafter  %s", before, after)
 	}
-	if created := s.create("Probe", "probe@example.com"); created.ID != nextID {
+	if created := s.create(t, "Probe", "probe@example.com"); created.ID != nextID {
 		t.Fatalf("the next user created got id %d, want %d: a refused request used up an id", created.ID, nextID)
 	}
 }
 
 // sendHostile sends a hostile request through the handler stack.
 func sendHostile(s *testServer, c hostileRequest) *httptest.ResponseRecorder {
-	s.t.Helper()
 	r := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
 	if c.body == "" {
 		r.Body, r.ContentLength = http.NoBody, 0
@@ -157,7 +156,7 @@ func TestHostileRequestsGetA4xxAndLeaveTheStoreAsItWas(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
-			before := snapshotOfUsers(s)
+			before := snapshotOfUsers(t, s)
 			checkHostileAnswer(t, c, sendHostile(s, c))
 			requireUsersUnchanged(t, s, before, 4)
 		})
@@ -500,7 +499,7 @@ func TestBodyLimitIsExactlyOneMebibyte(t *testing.T) {
 	if w := s.do("POST", "/api/users", exactly, asWriterWithJSON...); w.Code != http.StatusCreated {
 		t.Fatalf("a body of exactly 1 MiB: status %d, want 201; body %s", w.Code, w.Body)
 	}
-	before := snapshotOfUsers(s)
+	before := snapshotOfUsers(t, s)
 	if w := s.do("POST", "/api/users", exactly+" ", asWriterWithJSON...); w.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a body of 1 MiB + 1: status %d, want 413", w.Code)
 	}
@@ -605,7 +604,7 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
-			before := snapshotOfUsers(s)
+			before := snapshotOfUsers(t, s)
 			addr := serveOnLoopbackWith(t, s.handler, generousTimeouts)
 			status, answer := sendRawBytes(t, addr, c.request)
 			switch c.want {
@@ -732,7 +731,7 @@ func TestSlowHeaderFloodIsCutOffWithoutSlowingOthers(t *testing.T) {
 func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 	const readTimeout = time.Second
 	s := serverWithThreeUsers(t)
-	before := snapshotOfUsers(s)
+	before := snapshotOfUsers(t, s)
 	addr := serveOnLoopbackWith(t, s.handler, listenerTimeouts{readHeader: readTimeout, read: readTimeout, write: 4 * time.Second})
 
 	conn, err := net.Dial("tcp", addr)
@@ -850,7 +849,7 @@ func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 // stays flat.
 func TestBigBodiesAreRefusedAtOnceWithFlatMemory(t *testing.T) {
 	s := serverWithThreeUsers(t)
-	before := snapshotOfUsers(s)
+	before := snapshotOfUsers(t, s)
 	addr := serveOnLoopbackWith(t, s.handler, generousTimeouts)
 	for _, c := range []struct {
 		name     string

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 )
 
 // With -data FILE, the store stays in memory and the file becomes its write-ahead journal (README,
-// "Durability"). Every write is a line of JSON appended to the file:
+// "Durability with -data"). Every write is a line of JSON appended to the file:
 //
 //	{"op":"put","id":7,"name":"Ann","email":"ann@example.com"}   the user as it now is
 //	{"op":"delete","id":7}                                        the user is gone
@@ -22,8 +21,7 @@ import (
 // plus the batch's own earlier writes, appends the whole batch with one write and one fsync, then
 // publishes it. Many writers thus share one fsync (group commit): the slow part is paid per batch.
 
-// maxBatch bounds a batch, so that its writers do not wait for a very long write.
-const maxBatch = 256
+const maxBatch = 256 // writes in one batch, so that no writer waits for a very long write
 
 var errJournalBroken = errors.New("the journal is broken after a failed write: writes are refused until a restart")
 
@@ -34,7 +32,7 @@ type journal struct {
 	store    *userStore
 	log      *slog.Logger
 	size     int64 // where the last good record ends: a failed write is cut back to here
-	requests chan journalRequest
+	requests chan *pendingWrite
 	closing  chan struct{}
 	closed   chan struct{}
 	failed   atomic.Bool
@@ -48,14 +46,12 @@ type journalFile interface {
 	Close() error
 }
 
-type journalRequest struct {
+// A pendingWrite is a change that waits for the journal's goroutine, which fills in its outcome.
+type pendingWrite struct {
 	change change
-	reply  chan journalReply
-}
-
-type journalReply struct {
-	user user
-	err  error
+	user   user
+	err    error
+	done   chan struct{}
 }
 
 // A record is one line of the journal.
@@ -87,7 +83,7 @@ func openJournal(path string, store *userStore, log *slog.Logger) (*journal, err
 		return nil, err
 	}
 	j := &journal{path: path, unlock: unlock, store: store, log: log,
-		requests: make(chan journalRequest), closing: make(chan struct{}), closed: make(chan struct{})}
+		requests: make(chan *pendingWrite), closing: make(chan struct{}), closed: make(chan struct{})}
 	if err := j.open(); err != nil {
 		unlock()
 		return nil, err
@@ -98,26 +94,36 @@ func openJournal(path string, store *userStore, log *slog.Logger) (*journal, err
 
 // commit hands a change to the journal's goroutine and waits until it is durable and published.
 func (j *journal) commit(c change) (user, error) {
-	reply := make(chan journalReply, 1)
+	w := &pendingWrite{change: c, done: make(chan struct{})}
 	select {
-	case j.requests <- journalRequest{change: c, reply: reply}:
+	case j.requests <- w:
 	case <-j.closed:
 		return user{}, errors.New("the journal is closed")
 	}
-	answer := <-reply
-	return answer.user, answer.err
+	<-w.done
+	return w.user, w.err
 }
 
 // broken reports whether a write has failed: writes are then refused until a restart.
 func (j *journal) broken() bool { return j.failed.Load() }
 
-// run is the journal's goroutine, the store's only writer.
+// run is the journal's goroutine, the store's only writer. Each batch is the first write that
+// comes and every write already waiting: those whose writers came while the last batch was synced.
 func (j *journal) run() {
 	defer close(j.closed)
 	for {
 		select {
 		case first := <-j.requests:
-			j.writeBatch(j.takeWaiting(first))
+			batch := []*pendingWrite{first}
+			for waiting := true; waiting && len(batch) < maxBatch; {
+				select {
+				case next := <-j.requests:
+					batch = append(batch, next)
+				default:
+					waiting = false
+				}
+			}
+			j.writeBatch(batch)
 		case <-j.closing:
 			j.file.Close()
 			j.unlock()
@@ -126,48 +132,25 @@ func (j *journal) run() {
 	}
 }
 
-// takeWaiting returns first and every request already waiting: those whose writers came while the
-// last batch was being written.
-func (j *journal) takeWaiting(first journalRequest) []journalRequest {
-	batch := []journalRequest{first}
-	for len(batch) < maxBatch {
-		select {
-		case next := <-j.requests:
-			batch = append(batch, next)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
 // writeBatch judges a batch, makes it durable and publishes it, then answers every writer.
-func (j *journal) writeBatch(requests []journalRequest) {
-	replies := make([]journalReply, len(requests))
+func (j *journal) writeBatch(pending []*pendingWrite) {
 	b := j.store.newBatch()
-	var lines []byte
-	for i, request := range requests {
-		if j.broken() {
-			replies[i].err = errJournalBroken
-			continue
-		}
-		u, err := b.judge(request.change)
-		replies[i] = journalReply{user: u, err: err}
+	for _, p := range pending {
+		p.user, p.err = b.judge(p.change)
 	}
+	var lines []byte
 	for _, w := range b.writes {
 		lines = appendRecord(lines, recordOf(w))
 	}
-	if len(lines) > 0 {
-		if err := j.append(lines); err != nil {
-			for i := range replies {
-				replies[i] = journalReply{err: err} // whether it is on the disk is unknown: 500
-			}
-		} else {
-			j.store.publish(b.writes)
+	if err := j.append(lines); err != nil {
+		for _, p := range pending {
+			p.user, p.err = user{}, err // whether the batch is on the disk is unknown: 500
 		}
+	} else if len(b.writes) > 0 {
+		j.store.publish(b.writes)
 	}
-	for i, request := range requests {
-		request.reply <- replies[i]
+	for _, p := range pending {
+		close(p.done)
 	}
 }
 
@@ -175,6 +158,11 @@ func (j *journal) writeBatch(requests []journalRequest) {
 // last good record and the journal is marked broken: an fsync that failed must not be retried and
 // trusted, since Linux may have dropped the pages it could not write.
 func (j *journal) append(lines []byte) error {
+	if j.broken() {
+		return errJournalBroken // until a restart: the file may hold a write whose fsync failed
+	} else if len(lines) == 0 {
+		return nil
+	}
 	_, err := j.file.Write(lines)
 	if err == nil {
 		err = j.file.Sync()
@@ -195,8 +183,4 @@ func (j *journal) append(lines []byte) error {
 func (j *journal) close() {
 	close(j.closing)
 	<-j.closed
-}
-
-func (j *journal) describe() string {
-	return "journal " + j.path + " (" + strconv.Itoa(j.store.count()) + " users)"
 }

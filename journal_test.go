@@ -58,15 +58,15 @@ func (d *durableServer) restart(t testing.TB) *durableServer {
 }
 
 // users returns every user the list shows, by id.
-func (d *durableServer) users() map[int64]user {
-	d.t.Helper()
+func (d *durableServer) users(t testing.TB) map[int64]user {
+	t.Helper()
 	w := d.do("GET", "/api/users", "", asReader...)
 	if w.Code != http.StatusOK {
-		d.t.Fatalf("GET /api/users: status %d, body %s", w.Code, w.Body)
+		t.Fatalf("GET /api/users: status %d, body %s", w.Code, w.Body)
 	}
 	var list struct{ Data []user }
 	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil {
-		d.t.Fatal(err)
+		t.Fatal(err)
 	}
 	byID := map[int64]user{}
 	for _, u := range list.Data {
@@ -76,11 +76,11 @@ func (d *durableServer) users() map[int64]user {
 }
 
 // mustStatus sends a request and fails the test unless the answer has the status given.
-func (d *durableServer) mustStatus(status int, method, target, body string) {
-	d.t.Helper()
+func (d *durableServer) mustStatus(t testing.TB, status int, method, target, body string) {
+	t.Helper()
 	w := d.do(method, target, body, join(asWriter, asJSON)...)
 	if w.Code != status {
-		d.t.Fatalf("%s %s: status %d, want %d; body %s", method, target, w.Code, status, w.Body)
+		t.Fatalf("%s %s: status %d, want %d; body %s", method, target, w.Code, status, w.Body)
 	}
 }
 
@@ -113,9 +113,9 @@ func journalSize(t testing.TB, path string) int64 {
 func TestJournalIsJSONLinesOfPutsAndDeletes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
-	d.create("Ann", "ann@example.com")
-	d.mustStatus(http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann Lee"}`)
-	d.mustStatus(http.StatusNoContent, "DELETE", "/api/users/1", "")
+	d.create(t, "Ann", "ann@example.com")
+	d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann Lee"}`)
+	d.mustStatus(t, http.StatusNoContent, "DELETE", "/api/users/1", "")
 	d.close()
 
 	want := []string{
@@ -131,36 +131,36 @@ func TestJournalIsJSONLinesOfPutsAndDeletes(t *testing.T) {
 func TestJournalReplaysEveryWriteAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
-	d.create("Ann", "ann@example.com")
-	d.create("Bob", "bob@example.com")
-	d.create("Cy", "cy@example.com")
-	d.mustStatus(http.StatusOK, "PUT", "/api/users/1", `{"name":"Ann Lee","email":"ann.lee@example.com"}`)
-	d.mustStatus(http.StatusOK, "PATCH", "/api/users/2", `{"email":"bob@example.org"}`)
-	d.mustStatus(http.StatusNoContent, "DELETE", "/api/users/3", "")
+	d.create(t, "Ann", "ann@example.com")
+	d.create(t, "Bob", "bob@example.com")
+	d.create(t, "Cy", "cy@example.com")
+	d.mustStatus(t, http.StatusOK, "PUT", "/api/users/1", `{"name":"Ann Lee","email":"ann.lee@example.com"}`)
+	d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/2", `{"email":"bob@example.org"}`)
+	d.mustStatus(t, http.StatusNoContent, "DELETE", "/api/users/3", "")
 
 	d = d.restart(t)
 	want := map[int64]user{
 		1: {1, "Ann Lee", "ann.lee@example.com"},
 		2: {2, "Bob", "bob@example.org"},
 	}
-	if got := d.users(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := d.users(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after the restart: %v, want %v", got, want)
 	}
-	d.mustStatus(http.StatusNotFound, "GET", "/api/users/3", "")
+	d.mustStatus(t, http.StatusNotFound, "GET", "/api/users/3", "")
 	// The e-mail index is replayed too: the old address is free, the new one taken.
-	d.mustStatus(http.StatusCreated, "POST", "/api/users", `{"name":"Ann","email":"ANN@example.com"}`)
-	d.mustStatus(http.StatusConflict, "POST", "/api/users", `{"name":"Bob","email":"BOB@example.org"}`)
+	d.mustStatus(t, http.StatusCreated, "POST", "/api/users", `{"name":"Ann","email":"ANN@example.com"}`)
+	d.mustStatus(t, http.StatusConflict, "POST", "/api/users", `{"name":"Bob","email":"BOB@example.org"}`)
 }
 
 func TestIDsAreNeverReusedAfterARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
-	d.create("Ann", "ann@example.com")
-	d.create("Bob", "bob@example.com")
-	d.mustStatus(http.StatusNoContent, "DELETE", "/api/users/2", "") // the newest user
+	d.create(t, "Ann", "ann@example.com")
+	d.create(t, "Bob", "bob@example.com")
+	d.mustStatus(t, http.StatusNoContent, "DELETE", "/api/users/2", "") // the newest user
 
 	d = d.restart(t)
-	if got := d.create("Cy", "cy@example.com"); got.ID != 3 {
+	if got := d.create(t, "Cy", "cy@example.com"); got.ID != 3 {
 		t.Errorf("the first id after the restart is %d, want 3 (2 was given, then deleted)", got.ID)
 	}
 }
@@ -177,7 +177,7 @@ func TestJournalDropsATornLastRecord(t *testing.T) {
 			writeJournalFile(t, path, good+torn)
 
 			d := openDurableServer(t, path)
-			if got := d.users(); len(got) != 2 {
+			if got := d.users(t); len(got) != 2 {
 				t.Errorf("users after replay: %v, want Ann and Bob", got)
 			}
 			if size := journalSize(t, path); size != int64(len(good)) {
@@ -188,7 +188,7 @@ func TestJournalDropsATornLastRecord(t *testing.T) {
 				t.Errorf("the log does not name the torn record and its offset %d:\n%s", len(good), logged)
 			}
 			// The torn write was never acknowledged, so its id was never given.
-			if got := d.create("Cy", "cy@example.com"); got.ID != 3 {
+			if got := d.create(t, "Cy", "cy@example.com"); got.ID != 3 {
 				t.Errorf("next id %d, want 3", got.ID)
 			}
 			d.close()
@@ -317,9 +317,9 @@ func TestJournalIsCompactedAtStartOnlyWhenWellPastTheLiveData(t *testing.T) {
 	journalWithRecords := func(t *testing.T, n int) string {
 		path := filepath.Join(t.TempDir(), "users.jsonl")
 		d := openDurableServer(t, path)
-		d.create("Ann", "ann@example.com")
+		d.create(t, "Ann", "ann@example.com")
 		for i := 1; i < n; i++ {
-			d.mustStatus(http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+			d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
 		}
 		d.close()
 		return path
@@ -358,33 +358,33 @@ func TestJournalIsCompactedAtStartOnlyWhenWellPastTheLiveData(t *testing.T) {
 func TestCompactedJournalKeepsUsersAndNeverReusesIDs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
-	d.create("Ann", "ann@example.com")
-	d.create("Bob", "bob@example.com")
-	d.create("Cy", "cy@example.com")
-	d.mustStatus(http.StatusNoContent, "DELETE", "/api/users/3", "") // the newest user
+	d.create(t, "Ann", "ann@example.com")
+	d.create(t, "Bob", "bob@example.com")
+	d.create(t, "Cy", "cy@example.com")
+	d.mustStatus(t, http.StatusNoContent, "DELETE", "/api/users/3", "") // the newest user
 	for i := 0; i < 30; i++ {
-		d.mustStatus(http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
 	}
-	want := d.users()
+	want := d.users(t)
 
 	d = d.restart(t) // compacts: 34 records for 2 users
 	if lines := journalLines(t, path); len(lines) != 3 || lines[0] != `{"op":"next_id","id":4}` {
 		t.Fatalf("compacted journal:\n%s\nwant next_id 4 and a put for each of the 2 users", strings.Join(lines, "\n"))
 	}
-	if got := d.users(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := d.users(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("users after compaction: %v, want %v", got, want)
 	}
 
 	d = d.restart(t) // replays the compacted file itself
-	if got := d.users(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := d.users(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("users after a restart on the compacted journal: %v, want %v", got, want)
 	}
-	if got := d.create("Dee", "dee@example.com"); got.ID != 4 {
+	if got := d.create(t, "Dee", "dee@example.com"); got.ID != 4 {
 		t.Errorf("the first id after compaction is %d, want 4 (3 was given, then deleted)", got.ID)
 	}
 
 	d = d.restart(t)
-	if got := d.create("Eve", "eve@example.com"); got.ID != 5 {
+	if got := d.create(t, "Eve", "eve@example.com"); got.ID != 5 {
 		t.Errorf("the next id is %d, want 5", got.ID)
 	}
 }
@@ -392,15 +392,15 @@ func TestCompactedJournalKeepsUsersAndNeverReusesIDs(t *testing.T) {
 func TestCompactionOverwritesATemporaryFileLeftByACrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
-	d.create("Ann", "ann@example.com")
+	d.create(t, "Ann", "ann@example.com")
 	for i := 0; i < 20; i++ {
-		d.mustStatus(http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
 	}
 	d.close()
 	writeJournalFile(t, path+".compacting", "half a compaction, cut short by a crash")
 
 	d = openDurableServer(t, path)
-	if got := d.users(); len(got) != 1 || got[1].Name != "Ann 19" {
+	if got := d.users(t); len(got) != 1 || got[1].Name != "Ann 19" {
 		t.Errorf("users after compaction: %v, want Ann 19", got)
 	}
 	if _, err := os.Stat(path + ".compacting"); !errors.Is(err, os.ErrNotExist) {
@@ -423,7 +423,7 @@ func TestSecondJournalOnTheSameFileIsRefused(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	first := openDurableServer(t, path)
-	first.create("Ann", "ann@example.com")
+	first.create(t, "Ann", "ann@example.com")
 
 	second, err := openJournal(path, newUserStore(), newLogger("text", io.Discard))
 	if err == nil {
@@ -443,7 +443,7 @@ func TestSecondJournalOnTheSameFileIsRefused(t *testing.T) {
 
 	first.close() // the lock goes with the server that held it
 	third := openDurableServer(t, path)
-	if got := third.users(); len(got) != 1 {
+	if got := third.users(t); len(got) != 1 {
 		t.Errorf("users %v, want Ann", got)
 	}
 }
@@ -486,7 +486,7 @@ func TestFailedJournalWriteRefusesLaterWritesButKeepsReads(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.jsonl")
 			d := openDurableServer(t, path)
-			d.create("Ann", "ann@example.com")
+			d.create(t, "Ann", "ann@example.com")
 			goodSize := journalSize(t, path)
 			disk := &failingFile{File: d.journal.file.(*os.File), failWrite: failWrite}
 			d.journal.file = disk // the journal's goroutine is idle: no write is in flight
@@ -503,29 +503,29 @@ func TestFailedJournalWriteRefusesLaterWritesButKeepsReads(t *testing.T) {
 			}
 
 			// The disk works again, but a journal that failed is not trusted until a restart.
-			d.mustStatus(http.StatusInternalServerError, "POST", "/api/users", `{"name":"Cy","email":"cy@example.com"}`)
-			d.mustStatus(http.StatusInternalServerError, "PATCH", "/api/users/1", `{"name":"Ann Lee"}`)
-			d.mustStatus(http.StatusInternalServerError, "DELETE", "/api/users/1", "")
+			d.mustStatus(t, http.StatusInternalServerError, "POST", "/api/users", `{"name":"Cy","email":"cy@example.com"}`)
+			d.mustStatus(t, http.StatusInternalServerError, "PATCH", "/api/users/1", `{"name":"Ann Lee"}`)
+			d.mustStatus(t, http.StatusInternalServerError, "DELETE", "/api/users/1", "")
 			if writes, syncs := disk.writes.Load(), disk.syncs.Load(); writes != 1 || syncs > 1 {
 				t.Errorf("the broken journal was written %d times and synced %d times, want once (a failed fsync is not retried)", writes, syncs)
 			}
-			if got := d.users(); len(got) != 1 || got[1].Name != "Ann" {
+			if got := d.users(t); len(got) != 1 || got[1].Name != "Ann" {
 				t.Errorf("reads after the failure: %v, want Ann alone, unchanged", got)
 			}
-			d.mustStatus(http.StatusOK, "GET", "/api/users/1", "")
+			d.mustStatus(t, http.StatusOK, "GET", "/api/users/1", "")
 			w = d.do("GET", "/healthz", "")
 			if w.Code != http.StatusServiceUnavailable || w.Body.String() != `{"status":"journal broken"}` {
 				t.Errorf("/healthz: %d %s, want 503 {\"status\":\"journal broken\"}", w.Code, w.Body)
 			}
 
 			d = d.restart(t)
-			if got := d.users(); len(got) != 1 || got[1].Name != "Ann" {
+			if got := d.users(t); len(got) != 1 || got[1].Name != "Ann" {
 				t.Errorf("after the restart: %v, want Ann alone", got)
 			}
 			if w := d.do("GET", "/healthz", ""); w.Code != http.StatusOK {
 				t.Errorf("/healthz after the restart: %d, want 200", w.Code)
 			}
-			if got := d.create("Bob", "bob@example.com"); got.ID != 2 {
+			if got := d.create(t, "Bob", "bob@example.com"); got.ID != 2 {
 				t.Errorf("id %d, want 2: the write that failed was never given an id", got.ID)
 			}
 		})
@@ -589,7 +589,7 @@ func TestWriteIsVisibleOnlyOnceDurableAndReadsNeverWaitForTheDisk(t *testing.T) 
 	if code := <-created; code != http.StatusCreated {
 		t.Fatalf("create: %d, want 201", code)
 	}
-	d.mustStatus(http.StatusOK, "GET", "/api/users/1", "")
+	d.mustStatus(t, http.StatusOK, "GET", "/api/users/1", "")
 }
 
 // slowSyncFile stands in for the journal's file with a disk whose fsync is slow, and counts them.
@@ -641,7 +641,7 @@ func TestConcurrentWritersShareFsyncs(t *testing.T) {
 		t.Errorf("%d creates took %d fsyncs, want at most %d: writers waiting together share one", writers, syncs, writers/4)
 	}
 	d = d.restart(t)
-	got := d.users()
+	got := d.users(t)
 	for id := int64(1); id <= writers; id++ {
 		if _, ok := got[id]; !ok {
 			t.Errorf("after the restart there is no user %d; want ids 1 to %d, each given once", id, writers)
@@ -668,7 +668,7 @@ func TestConcurrentCreatesWithOneEmailGiveExactlyOne201(t *testing.T) {
 		t.Errorf("statuses %v, want one 201 and 31 409", count)
 	}
 	d = d.restart(t)
-	if got := d.users(); len(got) != 1 {
+	if got := d.users(t); len(got) != 1 {
 		t.Errorf("users after the restart: %v, want one", got)
 	}
 }
@@ -676,8 +676,8 @@ func TestConcurrentCreatesWithOneEmailGiveExactlyOne201(t *testing.T) {
 func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
-	d.create("Ann", "ann@example.com")
-	d.create("Bob", "bob@example.com")
+	d.create(t, "Ann", "ann@example.com")
+	d.create(t, "Bob", "bob@example.com")
 
 	// One batch, judged in this order. The journal's goroutine is idle, so the test may hand it a
 	// batch itself; that fixes which writes share it.
@@ -694,14 +694,14 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 		{change{op: opCreate, name: "Dee", email: "dee@example.com"}, nil}, // id 4: 3 was given
 		{change{op: opPatch, id: 1, ifMatch: `"0000000000000000"`}, errPreconditionFailed},
 	}
-	requests := make([]journalRequest, len(changes))
+	pending := make([]*pendingWrite, len(changes))
 	for i, c := range changes {
-		requests[i] = journalRequest{change: c.change, reply: make(chan journalReply, 1)}
+		pending[i] = &pendingWrite{change: c.change, done: make(chan struct{})}
 	}
-	d.journal.writeBatch(requests)
+	d.journal.writeBatch(pending)
 	for i, c := range changes {
-		if reply := <-requests[i].reply; !errors.Is(reply.err, c.want) {
-			t.Errorf("change %d %+v: error %v, want %v", i, c.change, reply.err, c.want)
+		if <-pending[i].done; !errors.Is(pending[i].err, c.want) {
+			t.Errorf("change %d %+v: error %v, want %v", i, c.change, pending[i].err, c.want)
 		}
 	}
 
@@ -710,11 +710,11 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 		2: {2, "Bob", "ann@example.com"},
 		4: {4, "Dee", "dee@example.com"},
 	}
-	if got := d.users(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := d.users(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("published: %v, want %v", got, want)
 	}
 	d = d.restart(t)
-	if got := d.users(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := d.users(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("replayed: %v, want %v", got, want)
 	}
 }

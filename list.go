@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -33,42 +33,37 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 	for name := range values {
 		names = append(names, name)
 	}
-	sort.Strings(names) // so that the same query always gets the same message
+	slices.Sort(names) // so that the same query always gets the same message
 	for _, name := range names {
-		if len(values[name]) > 1 {
-			return query, badRequest(fmt.Sprintf("the query parameter %s is given more than once", quoteForMessage(name)))
-		}
 		value, ok := values[name][0], true
-		switch name {
-		case "page":
-			query.page, ok = parseID(value)
-			query.paged = true
-			if !ok {
+		switch {
+		case len(values[name]) > 1:
+			return query, badRequest(fmt.Sprintf("the query parameter %s is given more than once", quoteForMessage(name)))
+		case name == "page":
+			if query.page, ok = parseID(value); !ok {
 				return query, badRequest("page must be a whole number from 1 up, such as page=2")
 			}
-		case "per_page":
-			query.perPage, ok = parseID(value)
-			query.paged = true
-			if !ok || query.perPage > 100 {
+		case name == "per_page":
+			if query.perPage, ok = parseID(value); !ok || query.perPage > 100 {
 				return query, badRequest("per_page must be a whole number from 1 to 100, such as per_page=20")
 			}
-		case "q":
+		case name == "q":
 			query.search = value // an empty q, as a search form sends it, filters nothing
-		case "email":
-			if value == "" {
-				return query, badRequest("email must not be empty: give the address to look for, such as email=ann@example.com")
-			}
+		case name == "email" && value == "":
+			return query, badRequest("email must not be empty: give the address to look for, such as email=ann@example.com")
+		case name == "email":
 			query.email = value
-		case "sort":
-			if !slices.Contains(sortOrders, value) {
-				return query, badRequest("sort must be id, name or email, with - before it for descending order, such as sort=-name")
-			}
+		case name == "sort" && !slices.Contains(sortOrders, value):
+			return query, badRequest("sort must be id, name or email, with - before it for descending order, such as sort=-name")
+		case name == "sort":
 			query.sort = value
 		default:
 			return query, badRequest(fmt.Sprintf("unknown query parameter %s: the list takes page, per_page, q, email and sort",
 				quoteForMessage(name)))
 		}
-		if name != "page" && name != "per_page" {
+		if name == "page" || name == "per_page" {
+			query.paged = true
+		} else {
 			query.others.Set(name, value)
 		}
 	}
@@ -96,11 +91,11 @@ func (q listQuery) window(total int) (from, to int) {
 // links builds the Link header of a page (RFC 8288): first, last, and prev and next where they
 // exist, as relative URIs that keep the other parameters.
 func (q listQuery) links(total int) string {
+	others := ""
+	if len(q.others) > 0 {
+		others = "&" + q.others.Encode()
+	}
 	link := func(page int64, rel string) string {
-		others := ""
-		if len(q.others) > 0 {
-			others = "&" + q.others.Encode()
-		}
 		return fmt.Sprintf(`</api/users?page=%d&per_page=%d%s>; rel="%s"`, page, q.perPage, others, rel)
 	}
 	totalPages := q.totalPages(total)
@@ -111,8 +106,7 @@ func (q listQuery) links(total int) string {
 	if q.page < totalPages {
 		links = append(links, link(q.page+1, "next"))
 	}
-	links = append(links, link(max(totalPages, 1), "last"))
-	return strings.Join(links, ", ")
+	return strings.Join(append(links, link(max(totalPages, 1), "last")), ", ")
 }
 
 // An encodedList is one answer of the list, ready to send.
@@ -123,7 +117,7 @@ type encodedList struct {
 	etag    string
 }
 
-// userList is the list envelope. The page's numbers are there only when a page was asked for.
+// userList is the list envelope. The page's numbers are in it only when a page was asked for.
 type userList struct {
 	Data  []user `json:"data"`
 	Total int    `json:"total"`
@@ -138,7 +132,7 @@ type pageNumbers struct {
 
 func encodeList(users []user, total int, q listQuery) *encodedList {
 	envelope := userList{Data: users, Total: total}
-	if envelope.Data == nil {
+	if users == nil {
 		envelope.Data = []user{} // an empty list is [], never null
 	}
 	if q.paged {
@@ -179,7 +173,7 @@ func (s *userStore) encodedWholeList() *encodedList {
 // paging. A page in id order is a slice of the sorted ids, so it costs the same however many users
 // there are; filters and the other orders look at every user.
 func (s *userStore) selectUsers(q listQuery) ([]user, int) {
-	if q.search == "" && q.email == "" && (q.sort == "id" || q.sort == "-id") {
+	if q.search == "" && q.email == "" && strings.TrimPrefix(q.sort, "-") == "id" {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 		total := len(s.ids)
@@ -200,22 +194,20 @@ func (s *userStore) selectUsers(q listQuery) ([]user, int) {
 	return matches[from:to], len(matches)
 }
 
-// filter returns the users that have this e-mail (when it is not "") and whose name or e-mail
-// contains search (lower-case), in id order.
+// filter returns, in id order, the users that have this e-mail (unless it is "") and whose name
+// or e-mail contains search, which is lower-case.
 func (s *userStore) filter(email, search string) []user {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	candidates := s.ids
 	if email != "" {
-		candidates = nil
-		if id, found := s.byEmail[emailKey(email)]; found {
-			candidates = []int64{id}
-		}
+		id := s.byEmail[emailKey(email)]
+		candidates = []int64{id}
 	}
 	var matches []user
 	for _, id := range candidates {
-		u := s.users[id]
-		if strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search) {
+		u := s.users[id] // users[0], the zero user, when no user has the e-mail
+		if u.exists() && (strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search)) {
 			matches = append(matches, u)
 		}
 	}
@@ -225,37 +217,26 @@ func (s *userStore) filter(email, search string) []user {
 // sortUsers puts users, given in id order, into the order asked for. Names and e-mails compare
 // lower-cased, then byte by byte; the sort is stable, so ties stay in ascending id order.
 func sortUsers(users []user, order string) {
-	field := strings.TrimPrefix(order, "-")
-	descending := order != field
+	field, descending := strings.TrimPrefix(order, "-"), strings.HasPrefix(order, "-")
 	if field == "id" {
 		if descending {
 			slices.Reverse(users)
 		}
 		return
 	}
-	type sortKey struct {
-		lower, exact string
-		user         user
-	}
-	keys := make([]sortKey, len(users)) // each lowered once, not at every comparison
-	for i, u := range users {
-		value := u.Name
+	type sortKey struct{ lower, exact string }
+	keys := make(map[int64]sortKey, len(users)) // lowered once each, not at every comparison
+	for _, u := range users {
+		keys[u.ID] = sortKey{strings.ToLower(u.Name), u.Name}
 		if field == "email" {
-			value = u.Email
+			keys[u.ID] = sortKey{strings.ToLower(u.Email), u.Email}
 		}
-		keys[i] = sortKey{strings.ToLower(value), value, u}
 	}
-	slices.SortStableFunc(keys, func(a, b sortKey) int {
-		c := strings.Compare(a.lower, b.lower)
-		if c == 0 {
-			c = strings.Compare(a.exact, b.exact)
-		}
+	slices.SortStableFunc(users, func(a, b user) int {
+		c := cmp.Or(strings.Compare(keys[a.ID].lower, keys[b.ID].lower), strings.Compare(keys[a.ID].exact, keys[b.ID].exact))
 		if descending {
 			return -c
 		}
 		return c
 	})
-	for i := range keys {
-		users[i] = keys[i].user
-	}
 }

@@ -27,8 +27,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "users:", err)
-		var usage usageError
-		if errors.As(err, &usage) {
+		if errors.As(err, new(usageError)) {
 			os.Exit(2)
 		}
 		os.Exit(1)
@@ -49,15 +48,15 @@ type config struct {
 	tokens     string // USERS_TOKENS
 }
 
-// run is the whole program, given what main would take from the process: tests call it directly.
-// It returns when ctx ends (SIGINT or SIGTERM) and in-flight requests have finished.
+// run is the whole program, given what main takes from the process: tests call it directly. It
+// returns once ctx ends (SIGINT or SIGTERM) and the requests in flight have finished.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
 	if err != nil || cfg == nil { // cfg is nil after -h and -version, which print and stop
 		return err
 	}
 	logger := newLogger(cfg.logFormat, stderr)
-	tokenSet, generated, err := loadTokens(cfg.tokens)
+	tokenSet, writeToken, readToken, err := loadTokens(cfg.tokens)
 	if err != nil {
 		return usageError{err}
 	}
@@ -66,8 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer listener.Close()
-	if generated != nil {
-		printTokenNotice(stderr, logger, cfg.logFormat, generated, listener.Addr())
+	if writeToken != "" {
+		printTokenNotice(stderr, logger, cfg.logFormat, writeToken, readToken, listener.Addr())
 	}
 
 	store := newUserStore()
@@ -79,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer journal.close() // after the server has stopped: no write is in flight any more
-		writer, storage = journal, journal.describe()
+		writer, storage = journal, fmt.Sprintf("journal %s (%d users)", cfg.dataFile, store.count())
 	}
 	if cfg.sampleData && store.neverHadUsers() {
 		if err := addSampleUsers(writer); err != nil {
@@ -106,9 +105,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting, let requests in flight finish, but not forever.
 	logger.Info("stopping: finishing the requests in flight")
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // but not forever
 	defer cancel()
 	if err := server.Shutdown(stopCtx); err != nil {
 		return fmt.Errorf("stopping: requests still running after 10s: %w", err)
@@ -165,15 +163,15 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 
 // parseCORSOrigins reads -cors-origin: "*", or origins such as https://app.example.com:8443.
 func parseCORSOrigins(value string) (corsPolicy, error) {
-	if strings.TrimSpace(value) == "*" {
+	var policy corsPolicy
+	switch strings.TrimSpace(value) {
+	case "":
+		return policy, nil
+	case "*":
 		return corsPolicy{anyOrigin: true}, nil
 	}
-	var policy corsPolicy
 	for _, origin := range strings.Split(value, ",") {
 		origin = strings.TrimSpace(origin)
-		if origin == "" && strings.TrimSpace(value) == "" {
-			break
-		}
 		u, err := url.Parse(origin)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 			u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
@@ -188,60 +186,36 @@ func parseCORSOrigins(value string) (corsPolicy, error) {
 // rather than a failure to listen (exit 1).
 func isListenAddress(addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 0 && n <= 65535
+	n, convErr := strconv.Atoi(port)
+	return err == nil && convErr == nil && n >= 0 && n <= 65535
 }
 
-// generatedTokens are the tokens a server made for itself, to be shown once.
-type generatedTokens struct{ write, read string }
-
-// loadTokens reads USERS_TOKENS, or makes two tokens when it is unset or blank.
-func loadTokens(value string) (*tokens, *generatedTokens, error) {
+// loadTokens reads USERS_TOKENS or, when it is unset or blank, makes a write and a read token of
+// 128 random bits each, which it returns to be shown once.
+func loadTokens(value string) (t *tokens, writeToken, readToken string, err error) {
 	if strings.TrimSpace(value) != "" {
-		t, err := parseTokens(value)
-		return t, nil, err
+		t, err = parseTokens(value)
+		return t, "", "", err
 	}
-	generated := &generatedTokens{write: randomHex(16), read: randomHex(16)} // 128 bits each
-	t, err := parseTokens(generated.write + ":write," + generated.read + ":read")
-	return t, generated, err
+	writeToken, readToken = randomHex(16), randomHex(16)
+	t, err = parseTokens(writeToken + ":write," + readToken + ":read")
+	return t, writeToken, readToken, err
 }
 
 // printTokenNotice shows generated tokens, with a curl line that works as pasted. It is the only
 // place a token is ever printed.
-func printTokenNotice(stderr io.Writer, logger *slog.Logger, format string, generated *generatedTokens, addr net.Addr) {
+func printTokenNotice(stderr io.Writer, logger *slog.Logger, format, writeToken, readToken string, addr net.Addr) {
 	host, port, _ := net.SplitHostPort(addr.String())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "localhost"
 	}
-	curl := fmt.Sprintf("curl -H 'Authorization: Bearer %s' http://%s/api/users", generated.read, net.JoinHostPort(host, port))
+	curl := fmt.Sprintf("curl -H 'Authorization: Bearer %s' http://%s/api/users", readToken, net.JoinHostPort(host, port))
 	if format == "json" {
-		logger.Info("no USERS_TOKENS set: generated tokens for this run",
-			"write_token", generated.write, "read_token", generated.read, "curl", curl)
+		logger.Info("no USERS_TOKENS set: generated tokens for this run", "write_token", writeToken, "read_token", readToken, "curl", curl)
 		return
 	}
 	fmt.Fprintf(stderr, "No USERS_TOKENS set, so this run made two tokens. They are shown only here.\n"+
-		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", generated.write, generated.read, curl)
-}
-
-// addSampleUsers fills an empty store for demos (-sample-data).
-func addSampleUsers(writer userWriter) error {
-	sample := [][2]string{
-		{"Ada Lovelace", "ada@example.com"}, {"Alan Turing", "alan@example.com"},
-		{"Grace Hopper", "grace@example.com"}, {"Edsger Dijkstra", "edsger@example.com"},
-		{"Barbara Liskov", "barbara@example.com"}, {"Donald Knuth", "don@example.com"},
-		{"Margaret Hamilton", "margaret@example.com"}, {"Ken Thompson", "ken@example.com"},
-		{"Radia Perlman", "radia@example.com"}, {"Dennis Ritchie", "dennis@example.com"},
-		{"Frances Allen", "frances@example.com"}, {"John Backus", "john@example.com"},
-	}
-	for _, u := range sample {
-		if _, err := writer.commit(change{op: opCreate, name: u[0], email: u[1]}); err != nil {
-			return fmt.Errorf("adding sample users: %w", err)
-		}
-	}
-	return nil
+		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", writeToken, readToken, curl)
 }
 
 // newLogger returns the service's logger: log/slog's text or JSON lines, to out.
@@ -250,4 +224,21 @@ func newLogger(format string, out io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(out, nil))
 	}
 	return slog.New(slog.NewTextHandler(out, nil))
+}
+
+// addSampleUsers fills an empty store for demos (-sample-data).
+func addSampleUsers(writer userWriter) error {
+	for _, u := range []user{
+		{Name: "Ada Lovelace", Email: "ada@example.com"}, {Name: "Alan Turing", Email: "alan@example.com"},
+		{Name: "Grace Hopper", Email: "grace@example.com"}, {Name: "Edsger Dijkstra", Email: "edsger@example.com"},
+		{Name: "Barbara Liskov", Email: "barbara@example.com"}, {Name: "Donald Knuth", Email: "don@example.com"},
+		{Name: "Margaret Hamilton", Email: "margaret@example.com"}, {Name: "Ken Thompson", Email: "ken@example.com"},
+		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
+		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
+	} {
+		if _, err := writer.commit(change{op: opCreate, name: u.Name, email: u.Email}); err != nil {
+			return fmt.Errorf("adding sample users: %w", err)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -132,8 +131,15 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 		}
 		addVary(w.Header(), "Authorization")        // the answer depends on the token
 		w.Header().Set("Cache-Control", "no-store") // GET answers relax it to "private, no-cache"
-		if a.delay > 0 && !sleep(r.Context(), a.delay, a.stopping) {
-			return // the client has gone
+		if a.delay > 0 {
+			timer := time.NewTimer(a.delay)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+			case <-a.stopping: // a demo's delay must not hold up a shutdown
+			case <-r.Context().Done():
+				return // the client has gone
+			}
 		}
 		if r.Method != http.MethodOptions {
 			granted, err := a.tokens.authenticate(r)
@@ -151,21 +157,6 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 // /api/users, and like every /api/ answer that redirect needs a token first.
 func isAPIPath(p string) bool {
 	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(path.Clean(p), "/api/")
-}
-
-// sleep waits for d, or until ctx ends, or until the server starts to stop: the delay is for
-// demos, and must not hold up a shutdown. It reports whether the request should go on.
-func sleep(ctx context.Context, d time.Duration, stopping <-chan struct{}) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-stopping:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // addVary adds a name to the Vary header, keeping it one line.
@@ -194,18 +185,14 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		origin := r.Header.Get("Origin")
-		switch {
-		case a.cors.anyOrigin:
-			h.Set("Access-Control-Allow-Origin", "*")
-		case a.cors.allows(origin):
-			h.Set("Access-Control-Allow-Origin", origin)
-		}
-		if !a.cors.anyOrigin {
-			addVary(h, "Origin") // the answer depends on the origin that asks
+		h, origin := w.Header(), r.Header.Get("Origin")
+		if a.cors.anyOrigin {
+			origin = "*" // every page may read the answers, which then do not vary by origin
+		} else {
+			addVary(h, "Origin")
 		}
 		if a.cors.allows(origin) {
+			h.Set("Access-Control-Allow-Origin", origin)
 			h.Set("Access-Control-Expose-Headers", "Location, ETag, Link, X-Request-Id")
 			if isPreflight(r) { // the methods come from the route's OPTIONS (users.go)
 				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match")

@@ -84,7 +84,7 @@ func TestOpenAPIDocumentListsExactlyTheRoutesTheServerServes(t *testing.T) {
 func TestEveryDocumentedOperationIsAnswered(t *testing.T) {
 	for _, op := range openAPIOperations(t, loadOpenAPIDocument(t)) {
 		s := newTestServer(t)
-		s.create("Ada Lovelace", "ada@example.com") // user 1
+		s.create(t, "Ada Lovelace", "ada@example.com") // user 1
 		method, path, _ := strings.Cut(op, " ")
 		target := strings.NewReplacer("{id}", "1", "{file}", "app.js").Replace(path)
 		body, headers := "", asWriter

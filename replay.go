@@ -124,8 +124,8 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 	case !existed && (r.ID <= *newestID || r.ID > store.nextID):
 		return fmt.Errorf("user %d is created out of order: ids are given once, in increasing order", r.ID)
 	}
-	name, problem := checkName(bodyField{given: true, text: *r.Name}, true)
-	email, emailProblem := checkEmail(bodyField{given: true, text: *r.Email}, true)
+	name, problem := bodyField{given: true, text: *r.Name}.check("name", true, nameRule)
+	email, emailProblem := bodyField{given: true, text: *r.Email}.check("email", true, emailRule)
 	if problem = cmp.Or(problem, emailProblem); problem != "" || name != *r.Name || email != *r.Email {
 		return fmt.Errorf("the user breaks the field rules: %s", cmp.Or(problem, "white space around a value"))
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // apiError is the one error type of the API: a status, a sentence a client can act on, one problem
-// per field when fields of a user fail their rules (for a form to show), and the headers the status
-// calls for (WWW-Authenticate on 401, Allow on 405, Accept-Post on 415).
+// per field when fields of a user break their rules (for a form to show them), and the headers the
+// status calls for (WWW-Authenticate on 401, Allow on 405, Accept-Post on 415).
 type apiError struct {
 	status  int
 	message string
@@ -44,10 +44,10 @@ func quoteForMessage(s string) string {
 	return strconv.Quote(s)
 }
 
-// marshal encodes v as every answer and journal line is encoded. It does not escape <, > and &
-// as json.Marshal does: the bodies are served as application/json with nosniff, never as HTML,
-// so a name such as "Tom & Jerry" can stay readable. The service encodes only its own structs of
-// strings and integers, which always encode: a failure would be a bug, answered as a 500.
+// marshal encodes v as every answer and journal line is encoded. Unlike json.Marshal it leaves <,
+// > and & as they are: the bodies are JSON with nosniff, never HTML, so "Tom & Jerry" stays
+// readable. Only the service's own structs of strings and integers are encoded, and those always
+// encode: a failure would be a bug, and the panic becomes a 500.
 func marshal(v any) []byte {
 	var b bytes.Buffer
 	encoder := json.NewEncoder(&b)
@@ -66,13 +66,6 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// fieldProblems is the "fields" member of an error body: a struct, not a map, so that name comes
-// before email as it does in the message.
-type fieldProblems struct {
-	Name  string `json:"name,omitempty"`
-	Email string `json:"email,omitempty"`
-}
-
 // writeError sends err as the JSON error body. An error that is not an *apiError is a failure of
 // the server's own: it is logged, and the client learns only that it happened.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
@@ -81,12 +74,16 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		e = errInternal
 	}
+	for name := range e.header {
+		w.Header().Set(name, e.header.Get(name))
+	}
+	type fieldProblems struct { // a struct, not a map, so that name comes first, as in the message
+		Name  string `json:"name,omitempty"`
+		Email string `json:"email,omitempty"`
+	}
 	var fields *fieldProblems
 	if len(e.fields) > 0 {
 		fields = &fieldProblems{Name: e.fields["name"], Email: e.fields["email"]}
-	}
-	for name := range e.header {
-		w.Header().Set(name, e.header.Get(name))
 	}
 	writeJSON(w, e.status, marshal(struct {
 		Error  string         `json:"error"`

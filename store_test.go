@@ -393,7 +393,7 @@ func (s *userStore) nextIDForTest() int64 {
 // A PATCH of the e-mail keeps the name exactly as it was, even one whose JSON needs escapes.
 func TestPatchKeepsANameWithEscapesExactly(t *testing.T) {
 	s := newTestServer(t)
-	created := s.create(`Ann "the one" <&>`, "ann@example.com")
+	created := s.create(t, `Ann "the one" <&>`, "ann@example.com")
 	w := s.do("PATCH", userPath(created.ID), `{"email": "ann2@example.com"}`, join(asWriter, asJSON)...)
 	var patched user
 	if err := json.Unmarshal(w.Body.Bytes(), &patched); err != nil || w.Code != 200 {

@@ -38,7 +38,6 @@ var (
 // testServer is the service on a fresh, empty store, built by newServer from dependencies that a
 // test may change before it calls build again.
 type testServer struct {
-	t       testing.TB
 	cfg     config
 	log     *slog.Logger
 	tokens  *tokens
@@ -53,7 +52,7 @@ func newTestServer(t testing.TB) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testServer{t: t, log: newLogger("text", io.Discard), tokens: tokenSet, store: newUserStore()}
+	s := &testServer{log: newLogger("text", io.Discard), tokens: tokenSet, store: newUserStore()}
 	s.writer = s.store
 	s.build()
 	return s
@@ -67,7 +66,6 @@ func (s *testServer) build() {
 // do sends a request through the handler. headers come in pairs of name and value; combine
 // asWriter, asJSON and others with join.
 func (s *testServer) do(method, target, body string, headers ...string) *httptest.ResponseRecorder {
-	s.t.Helper()
 	r := httptest.NewRequest(method, target, strings.NewReader(body))
 	if body == "" {
 		r.Body = http.NoBody
@@ -82,16 +80,16 @@ func (s *testServer) do(method, target, body string, headers ...string) *httptes
 }
 
 // create adds a user through the API and returns it as the answer's body decoded.
-func (s *testServer) create(name, email string) user {
-	s.t.Helper()
+func (s *testServer) create(t testing.TB, name, email string) user {
+	t.Helper()
 	body, _ := json.Marshal(map[string]string{"name": name, "email": email})
 	w := s.do("POST", "/api/users", string(body), join(asWriter, asJSON)...)
 	if w.Code != http.StatusCreated {
-		s.t.Fatalf("creating %s: status %d, body %s", email, w.Code, w.Body)
+		t.Fatalf("creating %s: status %d, body %s", email, w.Code, w.Body)
 	}
 	var u user
 	if err := json.Unmarshal(w.Body.Bytes(), &u); err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return u
 }
@@ -126,8 +124,8 @@ func errorBody(t testing.TB, w *httptest.ResponseRecorder) (message string, fiel
 func withAnnAndBob(t testing.TB) *testServer {
 	t.Helper()
 	ts := newTestServer(t)
-	ts.create("Ann", "ann@example.com")
-	ts.create("Bob", "bob@example.com")
+	ts.create(t, "Ann", "ann@example.com")
+	ts.create(t, "Bob", "bob@example.com")
 	return ts
 }
 
@@ -279,13 +277,13 @@ type listBody struct {
 }
 
 // list gets a list and decodes it, failing unless it is 200.
-func (s *testServer) list(query string) (listBody, *httptest.ResponseRecorder) {
-	s.t.Helper()
+func (s *testServer) list(t testing.TB, query string) (listBody, *httptest.ResponseRecorder) {
+	t.Helper()
 	w := s.do("GET", "/api/users"+query, "", asReader...)
-	wantStatus(s.t, w, http.StatusOK)
+	wantStatus(t, w, http.StatusOK)
 	var body listBody
 	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Data == nil || body.Total == nil {
-		s.t.Fatalf("%s is not a list envelope with data and total", w.Body)
+		t.Fatalf("%s is not a list envelope with data and total", w.Body)
 	}
 	return body, w
 }
@@ -383,19 +381,19 @@ func TestPutOfAMissingUserIs404NotACreate(t *testing.T) {
 	ts := withAnnAndBob(t)
 	wantError(t, ts.do("PUT", "/api/users/3", userJSON("Carol", "carol@example.com"), join(asWriter, asJSON)...), http.StatusNotFound)
 	wantError(t, ts.do("PATCH", "/api/users/3", `{"name":"Carol"}`, join(asWriter, asJSON)...), http.StatusNotFound)
-	if body, _ := ts.list(""); len(body.Data) != 2 {
+	if body, _ := ts.list(t, ""); len(body.Data) != 2 {
 		t.Errorf("PUT created a user: %v", body.Data)
 	}
 }
 
 func TestIDsAreNeverReused(t *testing.T) {
 	ts := newTestServer(t)
-	first := ts.create("Ann", "ann@example.com")
-	second := ts.create("Bob", "bob@example.com")
+	first := ts.create(t, "Ann", "ann@example.com")
+	second := ts.create(t, "Bob", "bob@example.com")
 	for _, u := range []user{second, first} { // the highest id too
 		wantStatus(t, ts.do("DELETE", userPath(u.ID), "", asWriter...), http.StatusNoContent)
 	}
-	again := ts.create("Ann", "ann@example.com")
+	again := ts.create(t, "Ann", "ann@example.com")
 	if again.ID <= second.ID {
 		t.Errorf("a new user got id %d after ids up to %d were deleted: ids must never be reused", again.ID, second.ID)
 	}
@@ -416,7 +414,7 @@ func TestPathsNotInTheTableAre404JSON(t *testing.T) {
 func TestNonCanonicalIDNamesNoResource(t *testing.T) {
 	ts := newTestServer(t)
 	for i := 0; i < 7; i++ {
-		ts.create(fmt.Sprint("User ", i+1), fmt.Sprintf("user%d@example.com", i+1))
+		ts.create(t, fmt.Sprint("User ", i+1), fmt.Sprintf("user%d@example.com", i+1))
 	}
 	wantStatus(t, ts.do("GET", "/api/users/7", "", asReader...), http.StatusOK)
 	for _, id := range []string{"07", "+7", "7.0", "-7", "0", "7e0", "0x7", "abc", "9223372036854775808", "99999999999999999999"} {
@@ -514,7 +512,7 @@ func TestQueryOnAnyRouteButTheListIs400NamingIt(t *testing.T) {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
 			ts := withAnnAndBob(t)
 			wantError(t, ts.do(tt.method, tt.target, tt.body, join(asWriter, asJSON)...), http.StatusBadRequest, `"fields"`)
-			if body, _ := ts.list(""); len(body.Data) != 2 || body.Data[0].Name != "Ann" {
+			if body, _ := ts.list(t, ""); len(body.Data) != 2 || body.Data[0].Name != "Ann" {
 				t.Errorf("the refused request changed the store: %+v", body.Data)
 			}
 		})
@@ -664,11 +662,11 @@ func TestReadTokenOnAWriteRouteIs403InsufficientScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			ts := withAnnAndBob(t)
-			before, _ := ts.list("")
+			before, _ := ts.list(t, "")
 			w := ts.do(tt.method, tt.path, tt.body, join(asReader, asJSON)...)
 			wantError(t, w, http.StatusForbidden)
 			wantHeader(t, w.Header(), "WWW-Authenticate", `Bearer realm="users", error="insufficient_scope"`)
-			if after, _ := ts.list(""); fmt.Sprint(after.Data) != fmt.Sprint(before.Data) {
+			if after, _ := ts.list(t, ""); fmt.Sprint(after.Data) != fmt.Sprint(before.Data) {
 				t.Errorf("a refused write changed the store: %v", after.Data)
 			}
 		})
@@ -713,7 +711,7 @@ func TestContentTypeIsJudgedFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t)
-			ts.create("Ann", "ann@example.com")
+			ts.create(t, "Ann", "ann@example.com")
 			headers := asWriter
 			for _, ct := range tt.contentType {
 				headers = join(headers, []string{"Content-Type", ct})
@@ -797,7 +795,7 @@ func TestBodyOfExactly1MiBIsReadAndOneByteMoreIs413(t *testing.T) {
 			w := ts.serve(r)
 			if tt.want == http.StatusRequestEntityTooLarge {
 				wantError(t, w, tt.want, "1 MiB")
-				if body, _ := ts.list(""); len(body.Data) != 2 || body.Data[0].Name != "Ann" {
+				if body, _ := ts.list(t, ""); len(body.Data) != 2 || body.Data[0].Name != "Ann" {
 					t.Errorf("a refused body changed the store: %+v", body.Data)
 				}
 				return
@@ -1098,10 +1096,10 @@ func TestDuplicateEmailIs409(t *testing.T) {
 func TestEmailOfADeletedUserIsFreeAgain(t *testing.T) {
 	ts := withAnnAndBob(t)
 	wantStatus(t, ts.do("DELETE", "/api/users/1", "", asWriter...), http.StatusNoContent)
-	ts.create("Ann again", "ANN@example.com")
+	ts.create(t, "Ann again", "ANN@example.com")
 	// and an e-mail given up by an update is free too
 	wantStatus(t, ts.do("PATCH", "/api/users/2", `{"email":"robert@example.com"}`, join(asWriter, asJSON)...), http.StatusOK)
-	ts.create("Bob again", "bob@example.com")
+	ts.create(t, "Bob again", "bob@example.com")
 }
 
 // ---- SPEC §6: responses ------------------------------------------------------------------------
@@ -1259,7 +1257,7 @@ func TestAnswersAreJSONBut204And304HaveNoBody(t *testing.T) {
 func TestEveryAnswerHasAContentLength(t *testing.T) {
 	ts := newTestServer(t)
 	for i := range 40 { // a list longer than net/http's 2 KiB buffer
-		ts.create(fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i))
+		ts.create(t, fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i))
 	}
 	server := httptest.NewServer(ts.handler)
 	defer server.Close()
@@ -1417,11 +1415,11 @@ func TestRequestIDIsTheClientsWhenSafeOtherwiseFresh(t *testing.T) {
 
 func TestListWithoutParametersIsEveryUserByIDAndTotalIsItsLength(t *testing.T) {
 	ts := newTestServer(t)
-	ts.create("Carol", "carol@example.com")
-	ts.create("Ann", "ann@example.com")
-	ts.create("Bob", "bob@example.com")
+	ts.create(t, "Carol", "carol@example.com")
+	ts.create(t, "Ann", "ann@example.com")
+	ts.create(t, "Bob", "bob@example.com")
 	wantStatus(t, ts.do("DELETE", "/api/users/2", "", asWriter...), http.StatusNoContent)
-	_, w := ts.list("")
+	_, w := ts.list(t, "")
 	want := `{"data":[` + userRepresentation(1, "Carol", "carol@example.com") + "," +
 		userRepresentation(3, "Bob", "bob@example.com") + `],"total":2}`
 	if w.Body.String() != want {
@@ -1444,7 +1442,7 @@ func TestEmptyListIsAnEmptyArrayNotNull(t *testing.T) {
 		wantStatus(t, ts.do("DELETE", "/api/users/"+id, "", asWriter...), http.StatusNoContent)
 	}
 	for _, tt := range tests {
-		if _, w := ts.list(tt.query); w.Body.String() != tt.want {
+		if _, w := ts.list(t, tt.query); w.Body.String() != tt.want {
 			t.Errorf("GET /api/users%s = %s, want %s", tt.query, w.Body, tt.want)
 		}
 	}
@@ -1455,14 +1453,14 @@ func withUsers(t *testing.T, n int) *testServer {
 	t.Helper()
 	ts := newTestServer(t)
 	for i := 1; i <= n; i++ {
-		ts.create(fmt.Sprint("User ", i), fmt.Sprintf("user%d@example.com", i))
+		ts.create(t, fmt.Sprint("User ", i), fmt.Sprintf("user%d@example.com", i))
 	}
 	return ts
 }
 
 func TestPagedListEnvelope(t *testing.T) {
 	ts := withUsers(t, 25)
-	body, w := ts.list("?page=2&per_page=10")
+	body, w := ts.list(t, "?page=2&per_page=10")
 	if got, want := topLevelKeys(t, w.Body.Bytes()), []string{"data", "total", "page", "per_page", "total_pages"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("envelope members %v, want %v in that order", got, want)
 	}
@@ -1474,15 +1472,15 @@ func TestPagedListEnvelope(t *testing.T) {
 	}
 
 	// Either parameter turns paging on; the other takes its default.
-	body, _ = ts.list("?per_page=20")
+	body, _ = ts.list(t, "?per_page=20")
 	if len(body.Data) != 20 || body.Data[0].ID != 1 || *body.Page != 1 || *body.TotalPages != 2 {
 		t.Errorf("?per_page=20: %d users from %d, page %v, total_pages %v", len(body.Data), body.Data[0].ID, *body.Page, *body.TotalPages)
 	}
-	body, _ = ts.list("?page=3")
+	body, _ = ts.list(t, "?page=3")
 	if fmt.Sprint(idsOf(body.Data)) != "[21 22 23 24 25]" || *body.PerPage != 10 {
 		t.Errorf("?page=3: %v, per_page %v", idsOf(body.Data), *body.PerPage)
 	}
-	body, _ = ts.list("?per_page=100")
+	body, _ = ts.list(t, "?per_page=100")
 	if len(body.Data) != 25 || *body.TotalPages != 1 {
 		t.Errorf("?per_page=100: %d users, total_pages %d", len(body.Data), *body.TotalPages)
 	}
@@ -1494,7 +1492,7 @@ func TestTotalPagesIsTheCeilingOfTotalOverPerPage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ts := withUsers(t, tt.users)
-		body, _ := ts.list(fmt.Sprintf("?per_page=%d", tt.perPage))
+		body, _ := ts.list(t, fmt.Sprintf("?per_page=%d", tt.perPage))
 		if int(*body.TotalPages) != tt.want || *body.Total != tt.users {
 			t.Errorf("%d users, per_page=%d: total_pages %d, total %d; want %d, %d", tt.users, tt.perPage, *body.TotalPages, *body.Total, tt.want, tt.users)
 		}
@@ -1504,7 +1502,7 @@ func TestTotalPagesIsTheCeilingOfTotalOverPerPage(t *testing.T) {
 func TestPagePastTheEndIsEmptyNotAnError(t *testing.T) {
 	ts := withUsers(t, 25)
 	for _, page := range []string{"4", "1000", "9223372036854775807"} {
-		body, w := ts.list("?per_page=10&page=" + page)
+		body, w := ts.list(t, "?per_page=10&page=" + page)
 		if len(body.Data) != 0 || *body.Total != 25 || *body.TotalPages != 3 || strconv.FormatInt(*body.Page, 10) != page {
 			t.Errorf("page %s: %s", page, w.Body)
 		}
@@ -1542,7 +1540,7 @@ func TestLinkHeaderOfPages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.users, " users ", tt.query), func(t *testing.T) {
 			ts := withUsers(t, tt.users)
-			_, w := ts.list(tt.query)
+			_, w := ts.list(t, tt.query)
 			if got := linkTargets(t, w.Header()); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("Link: %s\nparsed %v\nwant   %v", w.Header().Get("Link"), got, tt.want)
 			}
@@ -1571,7 +1569,7 @@ func TestLinksKeepTheOtherParametersAndAreRelative(t *testing.T) {
 			t.Errorf("rel=%s: %q does not keep q, sort and per_page", rel, target)
 		}
 		// Following the link gives a page of the same list.
-		if next, _ := ts.list(strings.TrimPrefix(target, "/api/users")); *next.Total != 25 {
+		if next, _ := ts.list(t, strings.TrimPrefix(target, "/api/users")); *next.Total != 25 {
 			t.Errorf("rel=%s: following %q gives total %d", rel, target, *next.Total)
 		}
 	}
@@ -1629,10 +1627,10 @@ func TestBadListParameterIs400NamingIt(t *testing.T) {
 
 func TestSearchAndEmailFilters(t *testing.T) {
 	ts := newTestServer(t)
-	ts.create("Ann Lee", "lee@example.com")      // 1
-	ts.create("Bob Stone", "bob@annex.example")  // 2
-	ts.create("Carol Day", "carol@example.com")  // 3
-	ts.create("Dan Ånnsen", "Dan.A@Example.org") // 4
+	ts.create(t, "Ann Lee", "lee@example.com")      // 1
+	ts.create(t, "Bob Stone", "bob@annex.example")  // 2
+	ts.create(t, "Carol Day", "carol@example.com")  // 3
+	ts.create(t, "Dan Ånnsen", "Dan.A@Example.org") // 4
 	tests := []struct {
 		query string
 		want  string
@@ -1652,7 +1650,7 @@ func TestSearchAndEmailFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			body, _ := ts.list(tt.query)
+			body, _ := ts.list(t, tt.query)
 			if got := fmt.Sprint(idsOf(body.Data)); got != tt.want {
 				t.Errorf("ids %s, want %s", got, tt.want)
 			}
@@ -1661,7 +1659,7 @@ func TestSearchAndEmailFilters(t *testing.T) {
 			}
 		})
 	}
-	body, _ := ts.list("?q=example&per_page=1")
+	body, _ := ts.list(t, "?q=example&per_page=1")
 	if *body.Total != 4 || *body.TotalPages != 4 {
 		t.Errorf("paged search: total %d, total_pages %d; want the matches before paging, 4 and 4", *body.Total, *body.TotalPages)
 	}
@@ -1671,12 +1669,12 @@ func TestSearchAndEmailFilters(t *testing.T) {
 // directions.
 func TestSortOrders(t *testing.T) {
 	ts := newTestServer(t)
-	ts.create("bob", "zed@example.com")  // 1
-	ts.create("Ann", "Amy@example.com")  // 2
-	ts.create("ann", "amy@example.org")  // 3
-	ts.create("Carl", "bea@example.com") // 4
-	ts.create("bob", "Bea@example.net")  // 5: the same name as 1
-	ts.create("Ännie", "ab@example.com") // 6: sorts after z by bytes
+	ts.create(t, "bob", "zed@example.com")  // 1
+	ts.create(t, "Ann", "Amy@example.com")  // 2
+	ts.create(t, "ann", "amy@example.org")  // 3
+	ts.create(t, "Carl", "bea@example.com") // 4
+	ts.create(t, "bob", "Bea@example.net")  // 5: the same name as 1
+	ts.create(t, "Ännie", "ab@example.com") // 6: sorts after z by bytes
 	tests := []struct{ sort, want string }{
 		{"id", "[1 2 3 4 5 6]"},
 		{"-id", "[6 5 4 3 2 1]"},
@@ -1687,12 +1685,12 @@ func TestSortOrders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sort, func(t *testing.T) {
-			body, _ := ts.list("?sort=" + tt.sort)
+			body, _ := ts.list(t, "?sort=" + tt.sort)
 			if got := fmt.Sprint(idsOf(body.Data)); got != tt.want {
 				t.Errorf("sort=%s: %s, want %s", tt.sort, got, tt.want)
 			}
 			// A page of a sorted list is a slice of the whole sorted list.
-			page, _ := ts.list("?per_page=2&page=2&sort=" + tt.sort)
+			page, _ := ts.list(t, "?per_page=2&page=2&sort=" + tt.sort)
 			if got, want := fmt.Sprint(idsOf(page.Data)), "["+strings.Join(strings.Fields(strings.Trim(tt.want, "[]"))[2:4], " ")+"]"; got != want {
 				t.Errorf("sort=%s, page 2 of 2: %s, want %s", tt.sort, got, want)
 			}
@@ -1706,10 +1704,10 @@ func TestSortTiesGoToAscendingIDInBothDirections(t *testing.T) {
 	ts := newTestServer(t)
 	names := []string{"Kim", "al", "Kim", "Al", "kim", "Al"}
 	for i := 1; i <= 60; i++ {
-		ts.create(names[i%len(names)], fmt.Sprintf("user%d@example.com", i))
+		ts.create(t, names[i%len(names)], fmt.Sprintf("user%d@example.com", i))
 	}
 	for _, order := range []string{"name", "-name"} {
-		body, _ := ts.list("?sort=" + order)
+		body, _ := ts.list(t, "?sort=" + order)
 		if len(body.Data) != 60 {
 			t.Fatalf("sort=%s: %d users, want 60", order, len(body.Data))
 		}
@@ -1733,7 +1731,7 @@ func TestListETagFollowsTheList(t *testing.T) {
 	ts := withAnnAndBob(t)
 	etagOf := func(query string) string {
 		t.Helper()
-		_, w := ts.list(query)
+		_, w := ts.list(t, query)
 		etag := w.Header().Get("ETag")
 		if etag == "" || strings.HasPrefix(etag, "W/") {
 			t.Fatalf("list%s: ETag %q, want a strong one", query, etag)
@@ -1821,7 +1819,7 @@ func TestIfNoneMatchIs304UnderWeakComparison(t *testing.T) {
 func TestIfNoneMatchOnTheListIs304(t *testing.T) {
 	ts := withUsers(t, 5)
 	for _, query := range []string{"", "?page=2&per_page=2", "?sort=-name&q=user"} {
-		_, first := ts.list(query)
+		_, first := ts.list(t, query)
 		etag := first.Header().Get("ETag")
 		w := ts.do("GET", "/api/users"+query, "", join(asReader, []string{"If-None-Match", "W/" + etag})...)
 		wantStatus(t, w, http.StatusNotModified)
@@ -1829,8 +1827,8 @@ func TestIfNoneMatchOnTheListIs304(t *testing.T) {
 		wantHeader(t, w.Header(), "ETag", etag)
 	}
 	// After a change, the old ETag no longer matches.
-	_, before := ts.list("")
-	ts.create("Carol", "carol@example.com")
+	_, before := ts.list(t, "")
+	ts.create(t, "Carol", "carol@example.com")
 	w := ts.do("GET", "/api/users", "", join(asReader, []string{"If-None-Match", before.Header().Get("ETag")})...)
 	wantStatus(t, w, http.StatusOK)
 }
@@ -1946,17 +1944,17 @@ func TestEvery4xxLeavesTheStoreExactlyAsItWas(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Ann (1) and Bob (2); Carol (3) was created and deleted, so the next id is 4.
 			ts := withAnnAndBob(t)
-			ts.create("Carol", "carol@example.com")
+			ts.create(t, "Carol", "carol@example.com")
 			wantStatus(t, ts.do("DELETE", "/api/users/3", "", asWriter...), http.StatusNoContent)
-			_, before := ts.list("")
+			_, before := ts.list(t, "")
 
 			w := ts.do(tt.method, tt.path, tt.body, tt.headers...)
 			wantError(t, w, tt.status)
 
-			if _, after := ts.list(""); after.Body.String() != before.Body.String() || after.Header().Get("ETag") != before.Header().Get("ETag") {
+			if _, after := ts.list(t, ""); after.Body.String() != before.Body.String() || after.Header().Get("ETag") != before.Header().Get("ETag") {
 				t.Errorf("the store changed:\nbefore %s\nafter  %s", before.Body, after.Body)
 			}
-			if next := ts.create("Dan", "dan@example.com"); next.ID != 4 {
+			if next := ts.create(t, "Dan", "dan@example.com"); next.ID != 4 {
 				t.Errorf("the next user got id %d, want 4: the refused request used up an id", next.ID)
 			}
 		})
@@ -2396,7 +2394,7 @@ func TestBodyCutShortIs400(t *testing.T) {
 	for _, length := range []int64{40, -1} { // declared, and unknown (chunked)
 		t.Run(fmt.Sprint("Content-Length ", length), func(t *testing.T) {
 			ts := withAnnAndBob(t)
-			before := snapshotOfUsers(ts)
+			before := snapshotOfUsers(t, ts)
 			body := io.MultiReader(strings.NewReader(`{"name":"Cy","email":"cy@`), iotest.ErrReader(io.ErrUnexpectedEOF))
 			r := httptest.NewRequest("POST", "/api/users", body)
 			r.ContentLength = length
@@ -2406,7 +2404,7 @@ func TestBodyCutShortIs400(t *testing.T) {
 			if message, _ := errorBody(t, w); w.Code != http.StatusBadRequest || message != "the body could not be read to its end" {
 				t.Errorf("%d %s, want 400: the body could not be read to its end", w.Code, w.Body)
 			}
-			if after := snapshotOfUsers(ts); after != before {
+			if after := snapshotOfUsers(t, ts); after != before {
 				t.Errorf("the store changed: %s, was %s", after, before)
 			}
 		})
