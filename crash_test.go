@@ -22,8 +22,8 @@ import (
 )
 
 // The crash test: the real binary, killed (SIGKILL) in the middle of a concurrent write load and
-// restarted on the same journal, still has every write it acknowledged (SPEC §9). It builds the
-// binary with `go build`, so it is skipped under -short.
+// restarted on the same journal, still has every write it acknowledged (README, "Durability with
+// -data"). It builds the binary with `go build`, so it is skipped under -short.
 
 func TestServerBinaryOnAJournal(t *testing.T) {
 	if testing.Short() {

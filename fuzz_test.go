@@ -238,7 +238,8 @@ func FuzzAuthorization(f *testing.F) {
 			return
 		}
 		// No token or another scheme asks for a token; a bad token, or more than one header, says
-		// it is invalid (SPEC §4, RFC 6750 §3). Both are fixed answers: nothing sent is repeated.
+		// it is invalid (docs/api.md, "Authentication", RFC 6750 §3). Both are fixed answers:
+		// nothing sent is repeated.
 		e := requireAnswerToClient(t, err, http.StatusUnauthorized)
 		wantError := errInvalidToken
 		if !twoHeaders && (strings.TrimSpace(value) == "" || !strings.EqualFold(scheme, "bearer")) {

@@ -1,6 +1,6 @@
 package main
 
-// Hardening (issue #6). A reference server gets copied into places where anyone can reach it, so
+// Hardening. A reference server gets copied into places where anyone can reach it, so
 // these tests prove that it keeps working whatever it is sent:
 //
 //   - every hostile or careless request gets a clear 4xx with the JSON error body, never a 5xx and
@@ -54,8 +54,8 @@ type hostileRequest struct {
 	prepare func(*http.Request) // for what headers cannot say: a chunked body, a declared length
 }
 
-// wantCleanPathRedirect stands for the redirect ServeMux sends to a path not in clean form: 301 up to
-// Go 1.25, 307 from Go 1.26 (SPEC §2).
+// wantCleanPathRedirect stands for the redirect ServeMux sends to a path not in clean form: 301 up
+// to Go 1.25, 307 from Go 1.26 (docs/api.md, "Routes").
 const wantCleanPathRedirect = 3
 
 // anyClientError stands for any 4xx, where the specification leaves the choice open.
@@ -66,7 +66,8 @@ var (
 	eveJSON          = `{"name":"Eve","email":"eve@example.com"}`
 )
 
-// serverWithThreeUsers is the service with three users, ids 1 to 3: hostile requests aim at something real.
+// serverWithThreeUsers is the service with three users, ids 1 to 3: hostile requests aim at
+// something real.
 func serverWithThreeUsers(t testing.TB) *testServer {
 	t.Helper()
 	s := newTestServer(t)
@@ -180,7 +181,8 @@ func hostileRequests() []hostileRequest {
 		onEveryWriteWithQuery("", name, body, header, want)
 	}
 
-	// Bodies that are not one JSON object in valid UTF-8 with the right members (SPEC §5, steps 3 to 5).
+	// Bodies that are not one JSON object in valid UTF-8 with the right members (docs/api.md,
+	// "Request bodies", rules 3 to 5).
 	for _, b := range []struct{ name, body string }{
 		{"empty body", ""},
 		{"white space only", " \r\n\t "},
@@ -271,10 +273,11 @@ func hostileRequests() []hostileRequest {
 		onEveryWrite(b.name, b.body, asWriterWithJSON, http.StatusBadRequest)
 	}
 
-	// An e-mail that another user has, in any case: 409 (SPEC §5, step 6).
+	// An e-mail that another user has, in any case: 409 (docs/api.md, "Request bodies", rule 6).
 	onEveryWrite("the email of another user in capitals", `{"name":"Eve","email":"BOB@EXAMPLE.COM"}`, asWriterWithJSON, http.StatusConflict)
 
-	// Media types and encodings (SPEC §5, step 1): 415 before anything else is looked at.
+	// Media types and encodings (docs/api.md, "Request bodies", rule 1): 415 before anything else
+	// is looked at.
 	for _, ct := range []struct{ name, value string }{
 		{"no Content-Type", ""},
 		{"text/plain", "text/plain"},
@@ -308,7 +311,8 @@ func hostileRequests() []hostileRequest {
 	// Media type comes first of the request checks: a bad type with a bad body is still 415.
 	onEveryWrite("a bad type and a bad body", "\xff", join(asWriter, []string{"Content-Type", "text/plain"}), http.StatusUnsupportedMediaType)
 
-	// Size (SPEC §5, step 2): one byte past 1 MiB is 413, whatever it holds, however it is sent.
+	// Size (docs/api.md, "Request bodies", rule 2): one byte past 1 MiB is 413, whatever it holds,
+	// however it is sent.
 	padded := eveJSON + strings.Repeat(" ", maxBodyBytes+1-len(eveJSON))
 	onEveryWrite("a valid user padded to 1 MiB + 1", padded, asWriterWithJSON, http.StatusRequestEntityTooLarge)
 	onEveryWrite("1 MiB + 1 of garbage", strings.Repeat("\xff", maxBodyBytes+1), asWriterWithJSON, http.StatusRequestEntityTooLarge)
@@ -327,7 +331,8 @@ func hostileRequests() []hostileRequest {
 			}})
 	}
 
-	// Authentication comes first (SPEC §3, §4). Sent with a valid create: a hole would add a user.
+	// Authentication comes first (docs/api.md, "The order of the checks" and "Authentication").
+	// Sent with a valid create: a hole would add a user.
 	longToken := strings.Repeat("a", 60<<10)
 	for _, a := range []struct {
 		name   string
@@ -368,7 +373,8 @@ func hostileRequests() []hostileRequest {
 	add(hostileRequest{name: "a token in the query instead of the header", method: "POST",
 		target: "/api/users?access_token=" + writeToken, header: asJSON, body: eveJSON, want: 401})
 
-	// Methods (SPEC §2): 405 with Allow, after authentication; a read token learns nothing more.
+	// Methods (docs/api.md, "Routes"): 405 with Allow, after authentication; a read token learns
+	// nothing more.
 	for _, m := range []struct{ method, target string }{
 		{"TRACE", "/api/users"}, {"TRACE", "/api/users/1"}, {"get", "/api/users"}, {"get", "/api/users/1"},
 		{"post", "/api/users"}, {"Delete", "/api/users/1"}, {"CONNECT", "/api/users"}, {"PROPFIND", "/api/users/1"},
@@ -380,7 +386,8 @@ func hostileRequests() []hostileRequest {
 	}
 	add(hostileRequest{name: "TRACE without a token", method: "TRACE", target: "/api/users", want: 401})
 
-	// Paths (SPEC §2): a path not in the table, or an id not in canonical form, names nothing.
+	// Paths (docs/api.md, "Routes"): a path not in the table, or an id not in canonical form, names
+	// nothing.
 	for _, p := range []struct {
 		path string
 		want int
@@ -407,7 +414,8 @@ func hostileRequests() []hostileRequest {
 		}
 	}
 
-	// Query strings (SPEC §2, §7): anything the list does not take, and any query elsewhere, is 400.
+	// Query strings (docs/api.md, "Routes" and "Listing"): anything the list does not take, and any
+	// query elsewhere, is 400.
 	manyNames, manyPages := make([]string, 10000), make([]string, 10000)
 	for i := range manyNames {
 		manyNames[i], manyPages[i] = fmt.Sprintf("p%d=1", i), "page=1"
@@ -428,7 +436,8 @@ func hostileRequests() []hostileRequest {
 		onEveryWriteWithQuery("?"+q, "?"+inputName(q), eveJSON, asWriterWithJSON, http.StatusBadRequest)
 	}
 
-	// Conditions (SPEC §8): a change whose If-Match fails changes nothing, whatever the list holds.
+	// Conditions (docs/api.md, "Conditional requests"): a change whose If-Match fails changes
+	// nothing, whatever the list holds.
 	manyTags := strings.TrimSuffix(strings.Repeat(`"0123456789abcdef", `, 5000), ", ")
 	for _, ifMatch := range []string{`"bogus"`, `W/"bogus"`, `"`, `"unterminated`, "garbage", manyTags, `"a", garbage, *`} {
 		for _, method := range []string{"PUT", "PATCH"} {
@@ -441,7 +450,8 @@ func hostileRequests() []hostileRequest {
 	add(hostileRequest{name: "DELETE a missing user with If-Match *", method: "DELETE", target: "/api/users/999",
 		header: join(asWriter, []string{"If-Match", "*"}), want: 404})
 
-	// Bodies on GET and DELETE are ignored (SPEC §5): they cannot create or change anything.
+	// Bodies on GET and DELETE are ignored (docs/api.md, "Request bodies"): they cannot create or
+	// change anything.
 	add(hostileRequest{name: "GET the list with a body", method: "GET", target: "/api/users",
 		header: asWriterWithJSON, body: eveJSON, want: 200})
 	add(hostileRequest{name: "GET the list with a chunked 1 MiB + 1 body", method: "GET", target: "/api/users",
@@ -492,7 +502,7 @@ func inputName(s string) string {
 }
 
 // The boundary of the body limit is exact: 1 MiB is read and judged, one byte more is refused
-// (SPEC §5, step 2).
+// (docs/api.md, "Request bodies", rule 2).
 func TestBodyLimitIsExactlyOneMebibyte(t *testing.T) {
 	s := serverWithThreeUsers(t)
 	exactly := eveJSON + strings.Repeat(" ", maxBodyBytes-len(eveJSON))
@@ -507,10 +517,11 @@ func TestBodyLimitIsExactlyOneMebibyte(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A real listener: what net/http itself does with hostile bytes, and slow, stuck and greedy clients.
+// A real listener: what net/http itself does with hostile bytes, and slow, stuck and greedy
+// clients.
 
-// listenerTimeouts are the server's time-outs, shortened so that the tests run fast. main.go sets the
-// real ones.
+// listenerTimeouts are the server's time-outs, shortened so that the tests run fast. main.go sets
+// the real ones.
 type listenerTimeouts struct{ readHeader, read, write time.Duration }
 
 // serveOnLoopbackWith serves handler on 127.0.0.1 with the given time-outs and returns its address.
@@ -555,9 +566,10 @@ func sendRawBytes(t testing.TB, addr, request string) (status int, answer *http.
 	return response.StatusCode, response
 }
 
-// Bytes that net/http rejects before any handler runs get its own answer (SPEC §6 exempts those
-// from the JSON body; its only 5xx are 501 for an unknown transfer coding and 505 for an unknown
-// version); whatever reaches the handler gets the JSON error body. None changes the store.
+// Bytes that net/http rejects before any handler runs get its own answer (docs/api.md, "Responses"
+// exempts those from the JSON body; its only 5xx are 501 for an unknown transfer coding and 505 for
+// an unknown version); whatever reaches the handler gets the JSON error body. None changes the
+// store.
 func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 	auth := "Authorization: Bearer " + writeToken + "\r\n"
 	post := "POST /api/users HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Type: application/json\r\n"
@@ -577,7 +589,8 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 		{"a header without a colon", "GET /api/users HTTP/1.1\r\nHost: x\r\nnonsense\r\n" + auth + "\r\n", 400, false},
 		{"a space before the colon", "GET /api/users HTTP/1.1\r\nHost: x\r\nAuthorization : Bearer " + writeToken + "\r\n\r\n", 400, false},
 		{"70 KB of headers", "GET /api/users HTTP/1.1\r\nHost: x\r\nX-A: " + strings.Repeat("a", 70<<10) + "\r\n" + auth + "\r\n", 431, false},
-		// Targets that are not a path reach the handler, which must answer them like any other failure.
+		// Targets that are not a path reach the handler, which must answer them like any other
+		// failure.
 		{"GET with the asterisk-form target", "GET * HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", anyClientError, true},
 		{"DELETE with the asterisk-form target", "DELETE * HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", anyClientError, true},
 		{"PRI * over HTTP/1.1", "PRI * HTTP/1.1\r\nHost: x\r\n\r\n", anyClientError, true},
@@ -633,7 +646,7 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 }
 
 // A flood of clients that send their headers a byte at a time is cut off at the read-header
-// time-out, while every other client is served as fast as ever (SPEC §10).
+// time-out, while every other client is served as fast as ever (README, "What it withstands").
 func TestSlowHeaderFloodIsCutOffWithoutSlowingOthers(t *testing.T) {
 	const (
 		flood             = 200
@@ -710,7 +723,8 @@ func TestSlowHeaderFloodIsCutOffWithoutSlowingOthers(t *testing.T) {
 		slowest = max(slowest, time.Since(began))
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Held up by the flood, a client would wait for the time-out; a loaded test machine is far faster.
+	// Held up by the flood, a client would wait for the time-out; a loaded test machine is far
+	// faster.
 	if slowest > readHeaderTimeout*3/4 {
 		t.Errorf("a client during the flood waited %v: the flood held it up", slowest)
 	}
@@ -778,7 +792,7 @@ func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 
 // A client that asks for big answers and never reads them holds only its own connection: while
 // the server is stuck writing to it, every other request, writes included, is served at once.
-// (The list is encoded without holding the store's lock, SPEC §10.)
+// (The list is encoded without holding the store's lock, README, "What it withstands".)
 func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	s := newTestServer(t)
 	logs := &syncLog{}
@@ -1003,8 +1017,8 @@ type listSeen struct {
 	TotalPages int    `json:"total_pages"`
 }
 
-// checkListUnderLoad checks what every list must show, however many writers are at work: total equal to
-// the users shown (or, paged, consistent with them), ids ascending, and no e-mail twice.
+// checkListUnderLoad checks what every list must show, however many writers are at work: total
+// equal to the users shown (or, paged, consistent with them), ids ascending, and no e-mail twice.
 func checkListUnderLoad(t *testing.T, status int, body []byte, perPage int) (listSeen, bool) {
 	t.Helper()
 	var list listSeen
@@ -1218,7 +1232,8 @@ type programUnderTest struct {
 
 var listeningAddrInLog = regexp.MustCompile(`addr"?[=:]"?(127\.0\.0\.1:[0-9]+)`)
 
-// startProgram runs the server with the test tokens and the given flags, and waits until it listens.
+// startProgram runs the server with the test tokens and the given flags, and waits until it
+// listens.
 func startProgram(t *testing.T, flags ...string) *programUnderTest {
 	t.Helper()
 	return startProgramWithEnv(t, map[string]string{"USERS_TOKENS": writeToken + ":write," + readToken + ":read"}, flags...)
@@ -1353,7 +1368,8 @@ func TestShutdownDoesNotWaitOutTheLongestDelay(t *testing.T) {
 }
 
 // SIGTERM while many clients are busy: every answer given is a success, never a 5xx; run returns
-// nil within its bound; and with -data, every create that was answered 201 is there after a restart.
+// nil within its bound; and with -data, every create that was answered 201 is there after a
+// restart.
 func TestShutdownUnderLoadExitsCleanly(t *testing.T) {
 	for _, storage := range []struct{ name, dataFile string }{
 		{"in memory", ""},
@@ -1443,7 +1459,7 @@ func TestShutdownUnderLoadExitsCleanly(t *testing.T) {
 
 // A panic before the answer has begun is a JSON 500, logged with its stack; a panic after it has
 // begun cuts the connection, since the status is already on its way; either way the server goes
-// on, and net/http does not log the panic a second time (SPEC §10).
+// on, and net/http does not log the panic a second time (README, "What it withstands").
 func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 	panics := []struct {
 		path    string
@@ -1602,7 +1618,8 @@ func requestsCarryingTokens() []hostileRequest {
 	}
 }
 
-// Tokens never reach a log line, an error message, or any answer (SPEC §4), in either log format.
+// Tokens never reach a log line, an error message, or any answer (docs/api.md, "Authentication"),
+// in either log format.
 func TestTokensNeverReachTheLogOrAnAnswer(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {

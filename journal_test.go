@@ -19,8 +19,9 @@ import (
 	"time"
 )
 
-// The journal's tests (SPEC §9). Each opens a journal in t.TempDir() under the real handler stack,
-// writes through the API, and then looks at what a restart finds and at the file itself.
+// The journal's tests (README, "Durability with -data"). Each opens a journal in t.TempDir() under
+// the real handler stack, writes through the API, and then looks at what a restart finds and at the
+// file itself.
 
 // durableServer is the test server of users_test.go with its store kept in a journal.
 type durableServer struct {
@@ -719,8 +720,8 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 	}
 }
 
-// startRunOnJournal runs the whole program in the background and waits until it listens. stop ends it as
-// SIGINT would and returns what run returned.
+// startRunOnJournal runs the whole program in the background and waits until it listens. stop ends
+// it as SIGINT would and returns what run returned.
 func startRunOnJournal(t *testing.T, args ...string) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// listQuery is the query of GET /api/users (README, "Listing").
+// listQuery is the query of GET /api/users (docs/api.md, "Listing").
 type listQuery struct {
 	paged   bool // page or per_page was given
 	page    int64

@@ -18,7 +18,8 @@ import (
 	"time"
 )
 
-// These tests start the whole program through run, as main does, on a free port (SPEC §1).
+// These tests start the whole program through run, as main does, on a free port (README,
+// "Configuration").
 
 // runningService is the program started by run.
 type runningService struct {
@@ -182,7 +183,8 @@ func TestRunFinishesRequestsInFlightWhenItStops(t *testing.T) {
 	}
 }
 
-// Header size is bounded (SPEC §10): net/http itself answers 431 for headers that are too large.
+// Header size is bounded (README, "What it withstands"): net/http itself answers 431 for headers
+// that are too large.
 func TestRunBoundsTheHeaderSize(t *testing.T) {
 	s := startService(t, someTokens)
 	r, _ := http.NewRequest("GET", s.url+"/api/users", nil)

@@ -104,8 +104,8 @@ func TestEveryDocumentedOperationIsAnswered(t *testing.T) {
 	}
 }
 
-// The statuses the document names are the service's own (SPEC §6), and every operation under
-// /api/ that needs a token says what happens without one.
+// The statuses the document names are the service's own (docs/api.md, "Responses"), and every
+// operation under /api/ that needs a token says what happens without one.
 func TestOpenAPIStatusesAreTheServicesOwn(t *testing.T) {
 	doc := loadOpenAPIDocument(t)
 	used := []string{"200", "201", "204", "304", "400", "401", "403", "404", "409", "412", "413", "415", "500", "503"}

@@ -128,8 +128,8 @@ func (s *userStore) newBatch() *batch {
 	return &batch{store: s, nextID: s.nextID, users: map[int64]user{}, emails: map[string]int64{}}
 }
 
-// judge decides a change: 404 for a missing user, then 412, then 409 (README, "The order of the
-// checks"). A change that passes becomes the batch's next write; judge returns the user after it.
+// judge decides a change: 404 for a missing user, then 412, then 409 (docs/api.md, "The order of
+// the checks"). A change that passes becomes the batch's next write; judge returns the user after it.
 func (b *batch) judge(c change) (user, error) {
 	id := c.id
 	if c.op == opCreate {

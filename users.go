@@ -108,7 +108,7 @@ func (a *api) handle(handler handlerFunc) http.Handler {
 
 // checkIDAndRole runs the checks that follow routing: a non-canonical {id} names no resource
 // (404), then the token must allow the route (403), so a caller without permission learns nothing
-// of what exists (README, "The order of the checks").
+// of what exists (docs/api.md, "The order of the checks").
 func checkIDAndRole(needed role, handler handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if id := r.PathValue("id"); id != "" { // "" on a path without {id}
@@ -123,7 +123,7 @@ func checkIDAndRole(needed role, handler handlerFunc) handlerFunc {
 	}
 }
 
-// GET /api/users lists users, filtered, sorted and paged as the query asks (README, "Listing").
+// GET /api/users lists users, filtered, sorted and paged as the query asks (docs/api.md, "Listing").
 func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	query, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {

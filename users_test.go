@@ -118,7 +118,7 @@ func errorBody(t testing.TB, w *httptest.ResponseRecorder) (message string, fiel
 	return body.Error, body.Fields
 }
 
-// The helpers below build on the ones above; the tests follow them, in the order of SPEC.md.
+// The helpers below build on the ones above; the tests follow them, in the order of docs/api.md.
 
 // withAnnAndBob is a server holding Ann (id 1) and Bob (id 2).
 func withAnnAndBob(t testing.TB) *testServer {
@@ -332,7 +332,7 @@ func linkTargets(t testing.TB, h http.Header) map[string]string {
 	return found
 }
 
-// ---- SPEC §2: routes ------------------------------------------------------------------------
+// ---- Routes (docs/api.md) -----------------------------------------------------------------------
 
 func TestCRUDRoundTrip(t *testing.T) {
 	ts := newTestServer(t)
@@ -544,7 +544,7 @@ func TestBodyOfGetAndDeleteIsIgnored(t *testing.T) {
 	wantStatus(t, ts.do("OPTIONS", "/api/users", "garbage"), http.StatusNoContent)
 }
 
-// ---- SPEC §3: the order a request is judged in --------------------------------------------------
+// ---- The order of the checks (docs/api.md) ------------------------------------------------------
 
 func TestRequestsAreJudgedInTheSpecsOrder(t *testing.T) {
 	huge := `{"name":"Ann","email":"ann@example.com"}` + strings.Repeat(" ", 2<<20)
@@ -589,7 +589,7 @@ func TestRequestsAreJudgedInTheSpecsOrder(t *testing.T) {
 	}
 }
 
-// ---- SPEC §4: authentication and permission ------------------------------------------------------
+// ---- Authentication (docs/api.md) ---------------------------------------------------------------
 
 func TestAuthenticationChallenges(t *testing.T) {
 	const (
@@ -673,7 +673,7 @@ func TestReadTokenOnAWriteRouteIs403InsufficientScope(t *testing.T) {
 	}
 }
 
-// ---- SPEC §5: requests with a body -------------------------------------------------------------
+// ---- Request bodies (docs/api.md) ---------------------------------------------------------------
 
 const oneMiB = 1 << 20 // 1,048,576 bytes: the largest body the API reads
 
@@ -738,7 +738,8 @@ func TestContentTypeIsJudgedFirst(t *testing.T) {
 }
 
 // A coded body (gzip, say) is refused like any media type the method does not take: POST still
-// names what it takes in Accept-Post and PATCH in Accept-Patch (SPEC §5, step 1).
+// names what it takes in Accept-Post and PATCH in Accept-Patch (docs/api.md, "Request bodies", rule
+// 1).
 func TestBodyWithAContentEncodingIs415(t *testing.T) {
 	tests := []struct {
 		method, path, body string
@@ -805,7 +806,8 @@ func TestBodyOfExactly1MiBIsReadAndOneByteMoreIs413(t *testing.T) {
 	}
 }
 
-// Each way a body can fail to be one JSON object has its own 400 and message (SPEC §5, step 3).
+// Each way a body can fail to be one JSON object has its own 400 and message (docs/api.md, "Request
+// bodies", rule 3).
 func TestMalformedBodyIs400WithAMessageNamingTheProblem(t *testing.T) {
 	valid := `{"name":"Carol","email":"carol@example.com"}`
 	tests := []struct {
@@ -875,7 +877,8 @@ func TestWrongTypeIsReportedOnItsOwn(t *testing.T) {
 	}
 }
 
-// id is the server's to give: a client may send back only the id of the path (SPEC §5, step 4).
+// id is the server's to give: a client may send back only the id of the path (docs/api.md, "Request
+// bodies", rule 4).
 func TestIDInTheBody(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -913,7 +916,8 @@ func TestIDInTheBody(t *testing.T) {
 	}
 }
 
-// The field rules of SPEC §5, step 5, on POST: what is stored, or the 400 and its fields.
+// The field rules of docs/api.md, "Request bodies", step 5, on POST: what is stored, or the 400 and
+// its fields.
 func TestFieldRules(t *testing.T) {
 	email254 := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." +
 		strings.Repeat("d", 57) + ".com"
@@ -1063,7 +1067,7 @@ func TestPatchNeedsAtLeastOneFieldAndRefusesNull(t *testing.T) {
 	}
 }
 
-// E-mail addresses are unique, compared case-insensitively (SPEC §5, step 6).
+// E-mail addresses are unique, compared case-insensitively (docs/api.md, "Request bodies", rule 6).
 func TestDuplicateEmailIs409(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -1102,9 +1106,10 @@ func TestEmailOfADeletedUserIsFreeAgain(t *testing.T) {
 	ts.create(t, "Bob again", "bob@example.com")
 }
 
-// ---- SPEC §6: responses ------------------------------------------------------------------------
+// ---- Responses (docs/api.md) --------------------------------------------------------------------
 
-// exchange is one request and the status it must get, on a fresh server holding Ann (1) and Bob (2).
+// exchange is one request and the status it must get, on a fresh server holding Ann (1) and Bob
+// (2).
 type exchange struct {
 	name    string
 	method  string
@@ -1149,7 +1154,7 @@ func observed(log *slog.Logger, handler http.Handler) http.Handler {
 	return (&api{log: log, requestIDPrefix: "test-"}).observe(handler)
 }
 
-// anAnswerOfEachKind lists a request for every status the service sends (SPEC §6).
+// anAnswerOfEachKind lists a request for every status the service sends (docs/api.md, "Responses").
 func anAnswerOfEachKind(t *testing.T) []exchange {
 	probe := withAnnAndBob(t)
 	userETag := probe.do("GET", "/api/users/1", "", asReader...).Header().Get("ETag")
@@ -1253,7 +1258,8 @@ func TestAnswersAreJSONBut204And304HaveNoBody(t *testing.T) {
 }
 
 // Every body goes out with its Content-Length, never chunked: net/http counts the short ones
-// (writeJSON leaves them to it), and the service counts a long list. Only a real connection shows it.
+// (writeJSON leaves them to it), and the service counts a long list. Only a real connection shows
+// it.
 func TestEveryAnswerHasAContentLength(t *testing.T) {
 	ts := newTestServer(t)
 	for i := range 40 { // a list longer than net/http's 2 KiB buffer
@@ -1411,7 +1417,7 @@ func TestRequestIDIsTheClientsWhenSafeOtherwiseFresh(t *testing.T) {
 	}
 }
 
-// ---- SPEC §7: listing ---------------------------------------------------------------------------
+// ---- Listing (docs/api.md) ----------------------------------------------------------------------
 
 func TestListWithoutParametersIsEveryUserByIDAndTotalIsItsLength(t *testing.T) {
 	ts := newTestServer(t)
@@ -1502,7 +1508,7 @@ func TestTotalPagesIsTheCeilingOfTotalOverPerPage(t *testing.T) {
 func TestPagePastTheEndIsEmptyNotAnError(t *testing.T) {
 	ts := withUsers(t, 25)
 	for _, page := range []string{"4", "1000", "9223372036854775807"} {
-		body, w := ts.list(t, "?per_page=10&page=" + page)
+		body, w := ts.list(t, "?per_page=10&page="+page)
 		if len(body.Data) != 0 || *body.Total != 25 || *body.TotalPages != 3 || strconv.FormatInt(*body.Page, 10) != page {
 			t.Errorf("page %s: %s", page, w.Body)
 		}
@@ -1685,12 +1691,12 @@ func TestSortOrders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sort, func(t *testing.T) {
-			body, _ := ts.list(t, "?sort=" + tt.sort)
+			body, _ := ts.list(t, "?sort="+tt.sort)
 			if got := fmt.Sprint(idsOf(body.Data)); got != tt.want {
 				t.Errorf("sort=%s: %s, want %s", tt.sort, got, tt.want)
 			}
 			// A page of a sorted list is a slice of the whole sorted list.
-			page, _ := ts.list(t, "?per_page=2&page=2&sort=" + tt.sort)
+			page, _ := ts.list(t, "?per_page=2&page=2&sort="+tt.sort)
 			if got, want := fmt.Sprint(idsOf(page.Data)), "["+strings.Join(strings.Fields(strings.Trim(tt.want, "[]"))[2:4], " ")+"]"; got != want {
 				t.Errorf("sort=%s, page 2 of 2: %s, want %s", tt.sort, got, want)
 			}
@@ -1707,7 +1713,7 @@ func TestSortTiesGoToAscendingIDInBothDirections(t *testing.T) {
 		ts.create(t, names[i%len(names)], fmt.Sprintf("user%d@example.com", i))
 	}
 	for _, order := range []string{"name", "-name"} {
-		body, _ := ts.list(t, "?sort=" + order)
+		body, _ := ts.list(t, "?sort="+order)
 		if len(body.Data) != 60 {
 			t.Fatalf("sort=%s: %d users, want 60", order, len(body.Data))
 		}
@@ -1775,7 +1781,7 @@ func TestListETagFollowsTheList(t *testing.T) {
 	}
 }
 
-// ---- SPEC §8: conditional requests --------------------------------------------------------------
+// ---- Conditional requests (docs/api.md) ---------------------------------------------------------
 
 func TestIfNoneMatchIs304UnderWeakComparison(t *testing.T) {
 	ts := withAnnAndBob(t)
@@ -2176,7 +2182,7 @@ func TestCORSExposesTheHeadersOfACreate(t *testing.T) {
 	}
 }
 
-// ---- 500, 503, panics and the log (SPEC §6, §9, §10) ---------------------------------------------
+// ---- 500, 503, panics and the log (docs/api.md, "Responses"; README) -----------------------------
 
 func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 	ts := withAnnAndBob(t)
@@ -2374,7 +2380,8 @@ func TestDelaySlowsAPIAnswers(t *testing.T) {
 	}
 }
 
-// The error body lists the failing fields name first, as its message does (SPEC §5).
+// The error body lists the failing fields name first, as its message does (docs/api.md, "Request
+// bodies").
 func TestFieldProblemsComeNameFirst(t *testing.T) {
 	s := newTestServer(t)
 	w := s.do("POST", "/api/users", `{"name": "", "email": "Ann <a@b.c>"}`, join(asWriter, asJSON)...)
