@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# bench/load.sh: the service under load, side by side with the floor (bench/floor: net/http
-# answering a constant body, the least any Go HTTP service can cost on this machine).
+# bench/load.sh: the service under load, side by side with the floor and a Gin peer. The floor
+# (bench/floor) is net/http answering a constant body, the least any Go HTTP service can cost on
+# this machine; the peer (bench/gin, its own module) is the same API written the plain way with Gin,
+# run as Gin's quick start runs it (gin.Default: its Logger, to stdout, and Recovery).
 #
-# It builds both, starts each on a free loopback port (the service with its default settings: the
-# access log on, written to a file), seeds the service with USERS users, and runs wrk on four
-# workloads against each: GET one user, GET the list of all users, POST a new user, and 90% GET one
-# and 10% PUT. Every round starts both servers afresh, so the POSTs of one round do not grow the
-# next round's list. It prints, as medians over the rounds: requests per second, latency p50 and
-# p99, and the server's CPU time per request (user + system, from /proc/PID/stat), then the ratios
-# of the service to the floor, next to the targets of issue #4.
+# It builds the three, starts each on a free loopback port (the service with its default settings,
+# its access log written to a file; the peer's access log, its stdout, also to a file), seeds the
+# service and the peer alike with USERS users (ids 1..USERS), and runs wrk on four workloads against
+# each: GET one user, GET the list of all users, POST a new user, and 90% GET one and 10% PUT. Every
+# round starts the three afresh, so the POSTs of one round do not grow the next round's list. It
+# prints each run as it goes, then, as medians over the rounds: requests per second, latency p50
+# and p99, and the server's CPU time per request (user + system, from /proc/PID/stat) of each; then
+# the ratios of the medians, each target marked ok or MISS:
+#   service/gin req/s   >= 1.0 on every workload, and >= 5.0 on list
+#   service/floor CPU   <= 1.25 on list
+# and, as plain information without a target, service/floor req/s everywhere and service/floor
+# CPU per request on the other workloads.
 #
-# Usage: bench/load.sh          about 2.5 minutes; the environment can shorten it:
+# Usage: bench/load.sh          about 4 minutes; the environment can shorten it:
 #   DURATION=5  seconds each workload is measured      ROUNDS=3       rounds (medians are taken)
 #   WARMUP=1    seconds of load before each measure    CONNECTIONS=64 wrk connections (THREADS=2)
 #   USERS=1000  seed users                             WORKLOADS="get list mix post" (any of them)
+# A quick look: DURATION=2 ROUNDS=1 bench/load.sh (about 40 s); WORKLOADS=list for one workload.
+# The first run downloads Gin's module (pinned in bench/gin/go.sum) unless it is in the module cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,9 +49,10 @@ stop_all() {
 trap 'stop_all; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
-echo "building the service, the floor and the seeder"
+echo "building the service, the floor, the Gin peer and the seeder"
 go build -o "$work/users" .
 go build -o "$work/floor" ./bench/floor
+(cd bench/gin && go build -o "$work/gin" .) # its own module: the service's go.mod requires nothing
 go build -o "$work/seed" ./bench/seed
 clock_ticks=$(getconf CLK_TCK)
 
@@ -83,14 +93,20 @@ for round in $(seq "$ROUNDS"); do
   service_pid=$!; pids+=("$service_pid")
   "$work/floor" -addr 127.0.0.1:0 -users "$USERS" >"$work/floor.out" 2>&1 &
   floor_pid=$!; pids+=("$floor_pid")
+  BENCH_TOKEN=$TOKEN "$work/gin" -addr 127.0.0.1:0 >"$work/gin.log" 2>"$work/gin.err" &
+  gin_pid=$!; pids+=("$gin_pid")
   service_url=http://$(wait_for_line "$work/access.log" 'msg=listening' | grep -oE 'addr=[^ ]+' | cut -d= -f2)
   floor_url=http://$(wait_for_line "$work/floor.out" '^listening' | cut -d' ' -f2)
+  gin_url=http://$(wait_for_line "$work/gin.log" '^listening' | cut -d' ' -f2)
   BENCH_TOKEN=$TOKEN "$work/seed" -url "$service_url" -users "$USERS"
+  BENCH_TOKEN=$TOKEN "$work/seed" -url "$gin_url" -users "$USERS"
   for workload in "${WORKLOADS[@]}"; do
     measure service "$service_pid" "$service_url" "$workload" "$round"
     measure floor "$floor_pid" "$floor_url" "$workload" "$round"
+    measure gin "$gin_pid" "$gin_url" "$workload" "$round"
   done
-  echo "   (access log: $(wc -l <"$work/access.log") lines)"
+  echo "   (access logs: service $(wc -l <"$work/access.log") lines, gin $(grep -c '^\[GIN\] ' "$work/gin.log" || true) lines)"
+  if [ -s "$work/gin.err" ]; then echo "  gin's stderr:" >&2; cat "$work/gin.err" >&2; fi
   stop_all
 done
 
@@ -102,21 +118,31 @@ median() {
 
 echo
 echo "Medians of $ROUNDS rounds ($(nproc) cores, wrk -c$CONNECTIONS, ${DURATION}s each, $USERS seed users)"
-printf '%-9s | %-30s | %-30s | %-22s | %s\n' workload \
-  "service: req/s p50 p99 CPU/req" "floor: req/s p50 p99 CPU/req" "req/s ratio (target)" "CPU ratio (target)"
+printf '%-9s | %-31s | %-31s | %s\n' workload \
+  "service: req/s p50 p99 CPU/req" "floor: req/s p50 p99 CPU/req" "gin: req/s p50 p99 CPU/req"
 for workload in "${WORKLOADS[@]}"; do
-  s_rps=$(median "$workload" service 3) s_p50=$(median "$workload" service 4)
-  s_p99=$(median "$workload" service 5) s_cpu=$(median "$workload" service 6)
-  f_rps=$(median "$workload" floor 3) f_p50=$(median "$workload" floor 4)
-  f_p99=$(median "$workload" floor 5) f_cpu=$(median "$workload" floor 6)
-  case $workload in
-    get) rps_target=0.8 cpu_target=1.3 ;; list) rps_target=0.8 cpu_target=1.25 ;;
-    post) rps_target=0.7 cpu_target=1.5 ;; mix) rps_target=0.7 cpu_target=1.4 ;;
-  esac
-  awk -v w="$workload" -v sr="$s_rps" -v s50="$s_p50" -v s99="$s_p99" -v sc="$s_cpu" \
-    -v fr="$f_rps" -v f50="$f_p50" -v f99="$f_p99" -v fc="$f_cpu" -v rt="$rps_target" -v ct="$cpu_target" 'BEGIN {
-    rr = sr / fr; cr = sc / fc
-    printf "%-9s | %7.0f %5.0fus %6.0fus %5.1fus | %7.0f %5.0fus %6.0fus %5.1fus | %5.2fx (>= %s) %-4s | %5.2fx (<= %s) %s\n",
-      w, sr, s50, s99, sc, fr, f50, f99, fc, rr, rt, (rr >= rt ? "ok" : "MISS"), cr, ct, (cr <= ct ? "ok" : "MISS")
+  line=$workload
+  for target in service floor gin; do
+    line="$line $(median "$workload" "$target" 3) $(median "$workload" "$target" 4)"
+    line="$line $(median "$workload" "$target" 5) $(median "$workload" "$target" 6)"
+  done
+  echo "$line" >>"$work/medians"
+  echo "$line" | awk '{
+    printf "%-9s | %7.0f %5.0fus %6.0fus %5.1fus | %7.0f %5.0fus %6.0fus %5.1fus | %7.0f %5.0fus %6.0fus %5.1fus\n",
+      $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
   }'
 done
+
+echo
+echo "Ratios of the medians (a target is ok or MISS; no target: information only)"
+printf '%-9s | %-28s | %-19s | %s\n' workload \
+  "service/gin req/s (target)" "service/floor req/s" "service/floor CPU/req (target)"
+# Columns of medians: workload, then req/s p50 p99 CPU/req of the service ($2-$5), floor ($6-$9), gin ($10-$13).
+awk '{
+  rps_target = ($1 == "list") ? 5.0 : 1.0
+  gin = $2 / $10; floor = $2 / $6; cpu = $5 / $9
+  printf "%-9s | %5.2fx (>= %.1f) %-4s         | %5.2fx              | %5.2fx", $1, gin, rps_target,
+    (gin >= rps_target ? "ok" : "MISS"), floor, cpu
+  if ($1 == "list") printf " (<= 1.25) %s", (cpu <= 1.25 ? "ok" : "MISS")
+  printf "\n"
+}' "$work/medians"
