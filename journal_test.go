@@ -28,22 +28,31 @@ type durableServer struct {
 	*testServer
 	journal *journal
 	path    string
+	slack   int64
 	log     *syncLog // what the journal logged
 	closing sync.Once
 }
 
-// openDurableServer opens (and replays) the journal at path and routes the API's writes through it.
+// openDurableServer opens (and replays) the journal at path, with the service's default bound, and
+// routes the API's writes through it.
 func openDurableServer(t testing.TB, path string) *durableServer {
+	t.Helper()
+	return openCompactingServer(t, path, 1<<20)
+}
+
+// openCompactingServer is openDurableServer with a journal compacted once it passes 4 × the live
+// data plus slack.
+func openCompactingServer(t testing.TB, path string, slack int64) *durableServer {
 	t.Helper()
 	s := newTestServer(t)
 	log := &syncLog{}
-	j, err := openJournal(path, s.store, newLogger("text", log))
+	j, err := openJournal(path, s.store, newLogger("text", log), slack)
 	if err != nil {
 		t.Fatalf("opening the journal: %v", err)
 	}
 	s.writer = j
 	s.build()
-	d := &durableServer{testServer: s, journal: j, path: path, log: log}
+	d := &durableServer{testServer: s, journal: j, path: path, slack: slack, log: log}
 	t.Cleanup(d.close)
 	return d
 }
@@ -55,7 +64,7 @@ func (d *durableServer) close() { d.closing.Do(d.journal.close) }
 func (d *durableServer) restart(t testing.TB) *durableServer {
 	t.Helper()
 	d.close()
-	return openDurableServer(t, d.path)
+	return openCompactingServer(t, d.path, d.slack)
 }
 
 // users returns every user the list shows, by id.
@@ -267,7 +276,7 @@ func openJournalOrPanic(path string) (j *journal, err error) {
 			err = fmt.Errorf("openJournal panicked: %v", recovered)
 		}
 	}()
-	return openJournal(path, newUserStore(), newLogger("text", io.Discard))
+	return openJournal(path, newUserStore(), newLogger("text", io.Discard), 1<<20)
 }
 
 func TestRunStopsWithANonUsageErrorOnADamagedJournal(t *testing.T) {
@@ -313,42 +322,53 @@ func journalTestEnv(name string) string {
 	return ""
 }
 
-func TestJournalIsCompactedAtStartOnlyWhenWellPastTheLiveData(t *testing.T) {
-	// One live user and n records in all: compaction starts above 2*1+16 = 18 records.
-	journalWithRecords := func(t *testing.T, n int) string {
-		path := filepath.Join(t.TempDir(), "users.jsonl")
-		d := openDurableServer(t, path)
-		d.create(t, "Ann", "ann@example.com")
-		for i := 1; i < n; i++ {
-			d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-		}
-		d.close()
-		return path
+// compactedSize is the size of the journal that compaction would write for these users, given in id
+// order, and the next id: what the bound counts as the live data.
+func compactedSize(nextID int64, users ...user) int64 {
+	size := len(fmt.Sprintf(`{"op":"next_id","id":%d}`, nextID)) + 1
+	for _, u := range users {
+		size += len(fmt.Sprintf(`{"op":"put","id":%d,"name":%q,"email":%q}`, u.ID, u.Name, u.Email)) + 1
 	}
+	return int64(size)
+}
 
-	t.Run("18 records for 1 user: kept as it is", func(t *testing.T) {
-		path := journalWithRecords(t, 18)
-		before, _ := os.ReadFile(path)
-		d := openDurableServer(t, path)
+// At start, as after every batch of writes, a journal past 4 × the live data plus the slack is
+// rewritten as the live users alone, and one at or under it is left as it is.
+func TestJournalIsCompactedAtStartOncePastItsBound(t *testing.T) {
+	// One live user, Ann, patched 19 times: 20 records, a little over 1 KiB.
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	d := openDurableServer(t, path)
+	d.create(t, "Ann", "ann@example.com")
+	for i := 1; i < 20; i++ {
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+	}
+	d.close()
+	before, _ := os.ReadFile(path)
+	live := compactedSize(2, user{1, "Ann 19", "ann@example.com"})
+	atTheBound := int64(len(before)) - 4*live // the slack that puts the bound at the file's size
+
+	t.Run("at its bound: kept as it is", func(t *testing.T) {
+		d := openCompactingServer(t, path, atTheBound)
 		d.close()
 		if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
 			t.Errorf("the journal was rewritten:\n%s", after)
 		}
 	})
-
-	t.Run("19 records for 1 user: compacted", func(t *testing.T) {
-		path := journalWithRecords(t, 19)
-		d := openDurableServer(t, path)
-		if !strings.Contains(d.log.String(), "compacted") {
+	t.Run("one byte past it: compacted", func(t *testing.T) {
+		d := openCompactingServer(t, path, atTheBound-1)
+		if !strings.Contains(d.log.String(), "journal: compacted") {
 			t.Errorf("no log line says the journal was compacted:\n%s", d.log.String())
 		}
 		d.close()
 		want := []string{
 			`{"op":"next_id","id":2}`,
-			`{"op":"put","id":1,"name":"Ann 18","email":"ann@example.com"}`,
+			`{"op":"put","id":1,"name":"Ann 19","email":"ann@example.com"}`,
 		}
 		if got := journalLines(t, path); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("compacted journal:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if size := journalSize(t, path); size != live {
+			t.Errorf("the compacted journal has %d bytes, want the live data's %d", size, live)
 		}
 		if _, err := os.Stat(path + ".compacting"); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the temporary file is still there: %v", err)
@@ -368,7 +388,8 @@ func TestCompactedJournalKeepsUsersAndNeverReusesIDs(t *testing.T) {
 	}
 	want := d.users(t)
 
-	d = d.restart(t) // compacts: 34 records for 2 users
+	d.slack = 0
+	d = d.restart(t) // compacts: 34 records for 2 users is far past 4 × the live data
 	if lines := journalLines(t, path); len(lines) != 3 || lines[0] != `{"op":"next_id","id":4}` {
 		t.Fatalf("compacted journal:\n%s\nwant next_id 4 and a put for each of the 2 users", strings.Join(lines, "\n"))
 	}
@@ -426,7 +447,7 @@ func TestSecondJournalOnTheSameFileIsRefused(t *testing.T) {
 	first := openDurableServer(t, path)
 	first.create(t, "Ann", "ann@example.com")
 
-	second, err := openJournal(path, newUserStore(), newLogger("text", io.Discard))
+	second, err := openJournal(path, newUserStore(), newLogger("text", io.Discard), 1<<20)
 	if err == nil {
 		second.close()
 		t.Fatal("a second journal opened on a file that is in use")
@@ -772,4 +793,152 @@ func TestSampleDataIsJournalledOnlyIntoAJournalThatNeverHadAUser(t *testing.T) {
 			t.Errorf("the journal changed:\n%s", data)
 		}
 	})
+}
+
+// ---- Compaction while the server runs (README, "Durability with -data") ----------------------
+
+// Under steady overwrites through the whole program, the journal never grows past its bound by
+// more than the batch that passes it, every acknowledged write survives a restart, and no id is
+// given twice.
+func TestJournalStaysUnderItsBoundUnderSteadyOverwrites(t *testing.T) {
+	const users, writers, writesEach, slack = 24, 8, 60, 2048
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	env := map[string]string{"USERS_TOKENS": writeToken + ":write," + readToken + ":read"}
+	service := startService(t, env, "-data", path, "-compact-slack", strconv.Itoa(slack))
+	name := func(id, version int) string { return fmt.Sprintf("User %02d version %04d", id, version) }
+	all := make([]user, users) // every name the same length, so the live data keeps its size
+	for i := range all {
+		all[i] = user{int64(i + 1), name(i+1, 0), fmt.Sprintf("user%02d@example.com", i+1)}
+		if status, answer := service.send(t, "POST", "/api/users", writeToken, userJSON(all[i].Name, all[i].Email)); status != 201 {
+			t.Fatalf("creating user %d: %d %s", i+1, status, answer)
+		}
+	}
+	live := compactedSize(users+1, all...)
+	lineSize := compactedSize(1, all[0]) - compactedSize(1)
+	limit := 4*live + slack + writers*lineSize // the bound, and the batch that may pass it before compaction
+
+	var largest atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 1; n <= writesEach; n++ {
+				u := &all[w+writers*(n%(users/writers))] // each writer changes users of its own
+				body := userJSON(name(int(u.ID), n), u.Email)
+				request, _ := http.NewRequest("PUT", service.url+userPath(u.ID), strings.NewReader(body))
+				request.Header.Set("Authorization", "Bearer "+writeToken)
+				request.Header.Set("Content-Type", "application/json")
+				response, err := runClient.Do(request)
+				if err != nil || response.StatusCode != http.StatusOK {
+					t.Errorf("PUT %s: %v %v", userPath(u.ID), response, err)
+					return
+				}
+				response.Body.Close()
+				u.Name = name(int(u.ID), n) // acknowledged
+				if info, err := os.Stat(path); err == nil {
+					largest.Store(max(largest.Load(), info.Size()))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	compactions := strings.Count(service.stderr.String(), "journal: compacted")
+	if err := service.stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d writes, %d compactions; the journal peaked at %d bytes, limit %d (live data %d bytes)",
+		writers*writesEach, compactions, largest.Load(), limit, live)
+	if compactions == 0 || largest.Load() > limit {
+		t.Errorf("%d compactions, and the journal reached %d bytes: want some, and never more than %d", compactions, largest.Load(), limit)
+	}
+
+	service = startService(t, env, "-data", path, "-compact-slack", strconv.Itoa(slack))
+	for _, u := range all {
+		if status, answer := service.send(t, "GET", userPath(u.ID), readToken, ""); status != 200 || answer != userRepresentation(u.ID, u.Name, u.Email) {
+			t.Errorf("after the restart %s is %d %s, want %s", userPath(u.ID), status, answer, userRepresentation(u.ID, u.Name, u.Email))
+		}
+	}
+	if _, answer := service.send(t, "POST", "/api/users", writeToken, userJSON("New", "new@example.com")); !strings.Contains(answer, fmt.Sprintf(`"id":%d,`, users+1)) {
+		t.Errorf("the next user is %s, want id %d: ids are never given twice", answer, users+1)
+	}
+}
+
+// createFailingFile stands for the journal's createFile: the first file it creates fails at its
+// first Write (failWrite) or Sync, as on a full disk; the files after it work.
+func createFailingFile(failWrite bool) func(string) (journalFile, error) {
+	var created atomic.Bool
+	return func(name string) (journalFile, error) {
+		file, err := os.Create(name)
+		if err != nil || created.Swap(true) {
+			return file, err
+		}
+		return &failingFile{File: file, failWrite: failWrite}, nil
+	}
+}
+
+// A compaction can fail at each of its steps: writing the temporary file, its fsync, the rename,
+// the folder's fsync. Whichever fails, the journal replays to exactly the acknowledged writes. A
+// failure before the rename leaves the old file in use, and a later compaction succeeds; a failed
+// fsync of the folder breaks the journal, since the rename may not be on the disk.
+func TestCompactionThatFailsAtAnyStepLosesNoAcknowledgedWrite(t *testing.T) {
+	failingRename := func(j *journal) {
+		rename, failed := j.rename, atomic.Bool{}
+		j.rename = func(from, to string) error {
+			if !failed.Swap(true) {
+				return errDiskFull
+			}
+			return rename(from, to)
+		}
+	}
+	for _, step := range []struct {
+		name   string
+		inject func(j *journal)
+		breaks bool
+	}{
+		{"writing the temporary file", func(j *journal) { j.createFile = createFailingFile(true) }, false},
+		{"the fsync of the temporary file", func(j *journal) { j.createFile = createFailingFile(false) }, false},
+		{"the rename", failingRename, false},
+		{"the fsync of the folder", func(j *journal) { j.syncFolder = func(string) error { return errDiskFull } }, true},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "users.jsonl")
+			d := openCompactingServer(t, path, 0) // compacted once past 4 × the live data
+			d.create(t, "Ann", "ann@example.com")
+			step.inject(d.journal) // the journal's goroutine is idle: no compaction is under way
+			acknowledged := "Ann"
+			for i := 1; i <= 30; i++ {
+				name := fmt.Sprintf("Ann %02d", i)
+				switch w := d.do("PATCH", "/api/users/1", `{"name":"`+name+`"}`, join(asWriter, asJSON)...); {
+				case w.Code == http.StatusOK:
+					acknowledged = name
+				case !step.breaks || w.Code != http.StatusInternalServerError:
+					t.Fatalf("PATCH %d: %d %s", i, w.Code, w.Body)
+				}
+			}
+			logged := d.log.String()
+			health := d.do("GET", "/healthz", "").Code
+			if step.breaks {
+				if !strings.Contains(logged, "writes are refused until a restart") || health != http.StatusServiceUnavailable || acknowledged == "Ann 30" {
+					t.Errorf("the journal is not broken (/healthz %d, last write acknowledged %s):\n%s", health, acknowledged, logged)
+				}
+			} else if !strings.Contains(logged, "compaction failed") || !strings.Contains(logged, "journal: compacted") || health != http.StatusOK {
+				t.Errorf("want a failed compaction, then one that succeeds, and /healthz 200 (it is %d):\n%s", health, logged)
+			}
+			if !strings.Contains(logged, errDiskFull.Error()) {
+				t.Errorf("the log does not say what failed:\n%s", logged)
+			}
+
+			d = d.restart(t)
+			if got, want := d.users(t), map[int64]user{1: {1, acknowledged, "ann@example.com"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("after a restart: %v, want the last acknowledged write, %v", got, want)
+			}
+			if _, err := os.Stat(path + ".compacting"); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the temporary file is still there: %v", err)
+			}
+			if u := d.create(t, "Bob", "bob@example.com"); u.ID != 2 {
+				t.Errorf("Bob has id %d, want 2", u.ID)
+			}
+		})
+	}
 }

@@ -39,13 +39,14 @@ type usageError struct{ error }
 
 // config is everything the flags and the environment decide.
 type config struct {
-	addr       string
-	dataFile   string
-	logFormat  string
-	cors       corsPolicy
-	delay      time.Duration
-	sampleData bool
-	tokens     string // USERS_TOKENS
+	addr         string
+	dataFile     string
+	compactSlack int64 // the journal is compacted once it passes 4 × the live data plus this
+	logFormat    string
+	cors         corsPolicy
+	delay        time.Duration
+	sampleData   bool
+	tokens       string // USERS_TOKENS
 }
 
 // run is the whole program, given what main takes from the process: tests call it directly. It
@@ -73,12 +74,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var writer userWriter = store
 	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
 	if cfg.dataFile != "" {
-		journal, err := openJournal(cfg.dataFile, store, logger)
+		journal, err := openJournal(cfg.dataFile, store, logger, cfg.compactSlack)
 		if err != nil {
 			return err
 		}
 		defer journal.close() // after the server has stopped: no write is in flight any more
-		writer, storage = journal, fmt.Sprintf("journal %s (%d users)", cfg.dataFile, store.count())
+		writer, storage = journal, fmt.Sprintf("journal %s, compacted once it passes 4 × the live data + %d bytes", cfg.dataFile, cfg.compactSlack)
 	}
 	if cfg.sampleData && store.neverHadUsers() {
 		if err := addSampleUsers(writer); err != nil {
@@ -98,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
-	logger.Info("listening", "addr", listener.Addr().String(), "storage", storage, "version", version)
+	logger.Info("listening", "addr", listener.Addr().String(), "users", store.count(), "storage", storage, "version", version)
 
 	select {
 	case err := <-served:
@@ -123,6 +124,7 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	flags.SetOutput(io.Discard) // we print usage and errors ourselves, each to its place
 	flags.StringVar(&cfg.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
 	flags.StringVar(&cfg.dataFile, "data", "", "keep users in this journal `file` (JSON Lines); without it they live in memory only")
+	flags.Int64Var(&cfg.compactSlack, "compact-slack", 1<<20, "compact the -data journal once it passes 4 × the live data plus this many `bytes`")
 	flags.StringVar(&cfg.logFormat, "log-format", "text", "log as `text` or json")
 	cors := flags.String("cors-origin", "", "comma-separated `origins` whose pages may call the API (for example http://localhost:3000), or *")
 	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
@@ -153,6 +155,8 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		return nil, usageError{fmt.Errorf("-log-format must be text or json, not %q", cfg.logFormat)}
 	case cfg.delay < 0 || cfg.delay > 10*time.Second:
 		return nil, usageError{fmt.Errorf("-delay must be from 0 to 10s, not %s", cfg.delay)}
+	case cfg.compactSlack < 0:
+		return nil, usageError{fmt.Errorf("-compact-slack must be 0 or more bytes, not %d", cfg.compactSlack)}
 	}
 	cfg.cors, err = parseCORSOrigins(*cors)
 	if err != nil {

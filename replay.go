@@ -9,16 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
 )
 
-// A journal at start: its records are replayed into the store, a torn last record is cut off, and
-// a file grown well past the live data is compacted.
+// A journal at start: its records are replayed into the store and a torn last record is cut off.
 
-// open replays the file and leaves it ready for appending.
+// open replays the file, cuts off a torn last record, and leaves the file ready for appending. The
+// journal is then compacted if it has grown past its bound, as it is after every batch of writes.
 func (j *journal) open() (err error) {
-	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -27,7 +25,7 @@ func (j *journal) open() (err error) {
 			file.Close()
 		}
 	}()
-	records, goodSize, err := replay(file, j.path, j.store)
+	goodSize, err := replay(file, j.path, j.store)
 	if err != nil {
 		return err
 	}
@@ -44,25 +42,16 @@ func (j *journal) open() (err error) {
 			return err
 		}
 	}
-	if live := j.store.count(); records > 2*live+16 {
-		file.Close() // first: Windows cannot rename over an open file
-		if err := compact(j.path, j.store); err != nil {
-			return fmt.Errorf("compacting %s: %w", j.path, err)
-		}
-		j.log.Info("journal: compacted", "file", j.path, "records_before", records, "users", live)
-		if file, err = os.OpenFile(j.path, os.O_RDWR, 0); err != nil {
-			return err
-		}
-	}
-	j.file = file
-	j.size, err = file.Seek(0, io.SeekEnd)
-	return err
+	os.Remove(j.path + ".compacting") // what a crash during a compaction may have left
+	j.file, j.size, j.live = file, goodSize, int64(len(j.compacted()))
+	j.compactWhenDue()
+	return nil
 }
 
-// replay applies every complete line of the file to the store and returns how many it read and
-// where the last complete line ends. A damaged line is an error naming the file and line: better
+// replay applies every complete line of the file to the store and returns where the last complete
+// line ends. A damaged line is an error naming the file and line: better
 // to refuse to start than to serve data that is not what was acknowledged.
-func replay(file io.Reader, path string, store *userStore) (records int, goodSize int64, err error) {
+func replay(file io.Reader, path string, store *userStore) (goodSize int64, err error) {
 	reader := bufio.NewReaderSize(file, 1<<20)
 	var newestID int64 // the largest id a put has created so far
 	for line := 1; ; line++ {
@@ -72,17 +61,16 @@ func replay(file io.Reader, path string, store *userStore) (records int, goodSiz
 			// start of one: a file that is not a journal is refused, not cut.
 			prefix := []byte(`{"op":"`)
 			if !bytes.HasPrefix(text, prefix) && !bytes.HasPrefix(prefix, text) {
-				return records, goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, line)
+				return goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, line)
 			}
-			return records, goodSize, nil
+			return goodSize, nil
 		}
 		if err != nil {
-			return records, goodSize, err
+			return goodSize, err
 		}
-		if err := replayRecord(text, store, records == 0, &newestID); err != nil {
-			return records, goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, line, err)
+		if err := replayRecord(text, store, line == 1, &newestID); err != nil {
+			return goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, line, err)
 		}
-		records++
 		goodSize += int64(len(text))
 	}
 }
@@ -137,48 +125,4 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 	}
 	store.apply(write{id: r.ID, before: before, after: user{ID: r.ID, Name: name, Email: email}})
 	return nil
-}
-
-// compact rewrites the journal as one put per live user, atomically: a new file is written and
-// synced beside the old, renamed over it, and the folder synced, so that a crash leaves the old
-// file or the new one, never neither. The first line keeps the next id, so that ids are never
-// reused, not even those of the newest users when they were deleted.
-func compact(path string, store *userStore) error {
-	lines := appendRecord(nil, record{Op: "next_id", ID: store.nextID})
-	for _, u := range store.allUsers() {
-		lines = appendRecord(lines, recordOf(write{id: u.ID, after: u}))
-	}
-	temporary := path + ".compacting"
-	file, err := os.OpenFile(temporary, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = file.Write(lines)
-	if err == nil {
-		err = file.Sync()
-	}
-	if closeErr := file.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Rename(temporary, path)
-	}
-	if err != nil {
-		os.Remove(temporary)
-		return err
-	}
-	return syncFolder(filepath.Dir(path))
-}
-
-// syncFolder makes a rename in the folder durable.
-func syncFolder(folder string) error {
-	if runtime.GOOS == "windows" {
-		return nil // Windows cannot sync a folder; NTFS journals the rename itself
-	}
-	dir, err := os.Open(folder)
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
 }
