@@ -13,7 +13,7 @@ import (
 func entityTag(representation []byte) string {
 	hash := fnv.New64a()
 	hash.Write(representation)
-	return fmt.Sprintf(`"%x"`, hash.Sum64())
+	return fmt.Sprintf(`"%016x"`, hash.Sum64())
 }
 
 // notModified gives a GET or HEAD answer its ETag, and answers 304 when If-None-Match shows that

@@ -1759,7 +1759,7 @@ func TestRequestValuesCannotForgeLogLines(t *testing.T) {
 					t.Errorf("%s: %v in the line %s", c.name, err, line)
 					continue
 				}
-				if strings.Join(keys, " ") != "time level msg method path status bytes duration request_id" ||
+				if strings.Join(keys, " ") != "time level msg method path status bytes duration_ms request_id" ||
 					values["level"] != "INFO" || values["msg"] != "request" || values["method"] != c.method ||
 					values["path"] != wantPath || values["request_id"] != requestID {
 					t.Errorf("%s: the line reads as %q = %q", c.name, keys, values)

@@ -109,6 +109,9 @@ func (j *journal) compacted() []byte {
 // openJournal locks the file, replays it into store (replay.go), compacts it if it has grown past
 // its bound, and starts the goroutine that appends to it. A file it cannot trust stops the start.
 func openJournal(path string, store *userStore, log *slog.Logger, slack int64) (*journal, error) {
+	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("-data %s: the folder %s does not exist: create it, or name a file in another one", path, filepath.Dir(path))
+	}
 	unlock, err := lockFile(path + ".lock")
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -312,6 +313,17 @@ func TestRunStopsWhenTheJournalCannotBeOpened(t *testing.T) {
 	var usage usageError
 	if err == nil || errors.As(err, &usage) || !strings.Contains(err.Error(), folder) {
 		t.Errorf("run on a folder as the journal returned %v, want an error naming it, for exit status 1", err)
+	}
+}
+
+// A journal in a folder that does not exist stops the start with a message naming the folder, not
+// the lock file beside the journal that could not be made.
+func TestRunNamesAMissingFolderOfTheJournal(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing", "dir")
+	err := run(context.Background(), []string{"users", "-addr", "127.0.0.1:0", "-data", filepath.Join(missing, "u.jsonl")},
+		journalTestEnv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "the folder "+missing+" does not exist") || strings.Contains(err.Error(), ".lock") {
+		t.Errorf("run returned %v, want an error that says the folder %s does not exist", err, missing)
 	}
 }
 
@@ -766,6 +778,15 @@ func startRunOnJournal(t *testing.T, args ...string) (stop func() error) {
 	return func() error {
 		cancel()
 		return <-result
+	}
+}
+
+// The start-up line counts the users once the server is ready: the 12 samples included.
+func TestStartUpLineCountsTheSampleUsers(t *testing.T) {
+	env := map[string]string{"USERS_TOKENS": writeToken + ":write"}
+	service := startService(t, env, "-data", filepath.Join(t.TempDir(), "new.jsonl"), "-sample-data")
+	if line := regexp.MustCompile(`msg=listening [^\n]*`).FindString(service.stderr.String()); !strings.Contains(line, " users=12 ") {
+		t.Errorf("the start-up line is %q, want users=12", line)
 	}
 }
 

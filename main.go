@@ -121,7 +121,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
 	cfg := &config{tokens: getenv("USERS_TOKENS")}
 	flags := flag.NewFlagSet("users", flag.ContinueOnError)
-	flags.SetOutput(io.Discard) // we print usage and errors ourselves, each to its place
+	flags.SetOutput(io.Discard) // we print the usage and the errors ourselves, each to its place
+	flags.Usage = func() {}     // else the flag package prints the usage after every mistake too
 	flags.StringVar(&cfg.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
 	flags.StringVar(&cfg.dataFile, "data", "", "keep users in this journal `file` (JSON Lines); without it they live in memory only")
 	flags.Int64Var(&cfg.compactSlack, "compact-slack", 1<<20, "compact the -data journal once it passes 4 × the live data plus this many `bytes`")
@@ -130,17 +131,14 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
 	flags.BoolVar(&cfg.sampleData, "sample-data", false, "add 12 example users to an empty store")
 	showVersion := flags.Bool("version", false, "print the version and exit")
-	flags.Usage = func() {
+
+	err := flags.Parse(args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp): // -h, -help or --help
 		fmt.Fprintf(stdout, "Usage: users [flags]\n\nServes a collection of users over HTTP at /api/users.\n"+
 			"Tokens come from USERS_TOKENS=\"TOKEN:write,TOKEN:read\"; without it, two are generated and printed.\n\nFlags:\n")
 		flags.SetOutput(stdout)
 		flags.PrintDefaults()
-	}
-
-	err := flags.Parse(args[1:])
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		flags.Usage()
 		return nil, nil
 	case err != nil:
 		return nil, usageError{fmt.Errorf("%w (run with -h for the flags)", err)}

@@ -232,12 +232,13 @@ func TestBadConfigurationIsAUsageErrorThatNamesTheProblem(t *testing.T) {
 		{"an unknown log format", "w-secret:write", []string{"-log-format", "xml"}, []string{"-log-format", "xml"}, "w-secret"},
 		{"a delay above 10s", "w-secret:write", []string{"-delay", "11s"}, []string{"-delay"}, "w-secret"},
 		{"a negative delay", "w-secret:write", []string{"-delay", "-1s"}, []string{"-delay"}, "w-secret"},
-		{"a delay that is not a duration", "w-secret:write", []string{"-delay", "soon"}, []string{"-delay"}, "w-secret"},
+		{"a delay that is not a duration", "w-secret:write", []string{"-delay", "soon"}, []string{"-delay", "-h"}, "w-secret"},
 		{"a CORS origin with another scheme", "w-secret:write", []string{"-cors-origin", "ftp://app.example.com"}, []string{"-cors-origin"}, "w-secret"},
 		{"a CORS origin with a path", "w-secret:write", []string{"-cors-origin", "https://app.example.com/app"}, []string{"-cors-origin"}, "w-secret"},
 		{"an empty CORS origin in a list", "w-secret:write", []string{"-cors-origin", "https://app.example.com,"}, []string{"-cors-origin"}, "w-secret"},
 		{"* in a list", "w-secret:write", []string{"-cors-origin", "*,https://app.example.com"}, []string{"-cors-origin"}, "w-secret"},
-		{"an unknown flag", "w-secret:write", []string{"-port", "8080"}, []string{"-port"}, "w-secret"},
+		{"an unknown flag", "w-secret:write", []string{"-port", "8080"}, []string{"-port", "-h"}, "w-secret"},
+		{"a negative compaction slack", "w-secret:write", []string{"-compact-slack", "-1"}, []string{"-compact-slack"}, "w-secret"},
 		{"an argument that is not a flag", "w-secret:write", []string{"serve"}, []string{"serve"}, "w-secret"},
 		{"an address without a port", "w-secret:write", []string{"-addr", "localhost"}, []string{"-addr", "localhost"}, "w-secret"},
 		{"a port out of range", "w-secret:write", []string{"-addr", "127.0.0.1:99999"}, []string{"-addr", "99999"}, "w-secret"},
@@ -266,6 +267,9 @@ func TestBadConfigurationIsAUsageErrorThatNamesTheProblem(t *testing.T) {
 			}
 			if strings.Contains(stderr.String(), "listening") {
 				t.Errorf("the server started half-configured:\n%s", stderr.String())
+			}
+			if stdout.Len() != 0 || strings.Contains(err.Error(), "\n") {
+				t.Errorf("want the one line of the error alone, but stdout holds %q and the error is %q", stdout.String(), err)
 			}
 		})
 	}
@@ -312,6 +316,9 @@ func TestHelpAndVersionPrintAndReturnNil(t *testing.T) {
 					t.Errorf("stdout does not show %q:\n%s", m, stdout.String())
 				}
 			}
+			if n := strings.Count(stdout.String(), "Usage:"); tt.flag != "-version" && n != 1 {
+				t.Errorf("the usage is printed %d times, want once:\n%s", n, stdout.String())
+			}
 			if stderr.Len() != 0 {
 				t.Errorf("stderr: %s", stderr.String())
 			}
@@ -355,6 +362,7 @@ func TestMainExitStatus(t *testing.T) {
 		{"-log-format xml", "w:write", 2},
 		{"-addr 127.0.0.1:0", "w:write,", 2},
 		{"-nope", "w:write", 2},
+		{"-delay abc", "w:write", 2},
 		{"-addr " + taken.Addr().String(), "w:write", 1},
 	}
 	for _, tt := range tests {
@@ -363,8 +371,8 @@ func TestMainExitStatus(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMainExitStatus$")
 			cmd.Env = append(os.Environ(), "USERS_TEST_MAIN_ARGS="+tt.args, "USERS_TOKENS="+tt.tokens)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			status := 0
 			var exit *exec.ExitError
@@ -378,6 +386,12 @@ func TestMainExitStatus(t *testing.T) {
 			}
 			if tt.want != 0 && !strings.HasPrefix(stderr.String(), "users: ") {
 				t.Errorf("stderr %q, want the error after \"users: \"", stderr.String())
+			}
+			if tt.want == 2 && (stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1) {
+				t.Errorf("a usage mistake printed %q on stdout and %q on stderr: want one line on stderr alone", stdout.String(), stderr.String())
+			}
+			if tt.args == "-h" && strings.Count(stdout.String(), "Usage:") != 1 {
+				t.Errorf("-h printed the usage %d times, want once", strings.Count(stdout.String(), "Usage:"))
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func (a *api) observe(next http.Handler) http.Handler {
 				slog.String("path", r.URL.Path),                          // never the query: RFC 6750 lets clients put tokens there
 				slog.Int("status", cmp.Or(answer.status, http.StatusOK)), // a handler that wrote nothing answered 200
 				slog.Int64("bytes", answer.bytes),
-				slog.Duration("duration", time.Since(start)),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), // a number in both formats
 				slog.String("request_id", requestID))
 			if aborted {
 				panic(http.ErrAbortHandler) // net/http cuts the connection, and logs nothing more
@@ -193,7 +193,7 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 		}
 		if a.cors.allows(origin) {
 			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Expose-Headers", "Location, ETag, Link, X-Request-Id")
+			h.Set("Access-Control-Expose-Headers", "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id")
 			if isPreflight(r) { // the methods come from the route's OPTIONS (users.go)
 				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match")
 				h.Set("Access-Control-Max-Age", "600")

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -101,6 +103,105 @@ func TestEveryDocumentedOperationIsAnswered(t *testing.T) {
 		if w.Code >= 400 {
 			t.Errorf("%s %s: status %d %s, want a success", method, target, w.Code, w.Body)
 		}
+	}
+}
+
+// What a tool that imports the document finds: a server URL it can reach as it is, and no schema
+// name that hides one of a client language's own (a TypeScript Error, say).
+func TestOpenAPIDocumentImportsIntoClientTools(t *testing.T) {
+	doc := loadOpenAPIDocument(t)
+	server := doc["servers"].([]any)[0].(map[string]any)
+	variables, _ := server["variables"].(map[string]any)
+	host, _ := variables["host"].(map[string]any)
+	if server["url"] != "http://{host}" || host["default"] != "localhost:8080" {
+		t.Errorf("servers[0] is %v, want http://{host} with host localhost:8080, where go run . listens", server)
+	}
+	for name := range doc["components"].(map[string]any)["schemas"].(map[string]any) {
+		if slices.Contains([]string{"Error", "Object", "Array", "String", "Number", "Date", "Response", "Request", "Headers", "URL"}, name) {
+			t.Errorf("the schema %s takes the name of one of JavaScript's own types", name)
+		}
+	}
+}
+
+// parameter resolves a parameter of the document, given inline or as a $ref.
+func parameter(doc, p map[string]any) map[string]any {
+	if ref, ok := p["$ref"].(string); ok {
+		return doc["components"].(map[string]any)["parameters"].(map[string]any)[strings.TrimPrefix(ref, "#/components/parameters/")].(map[string]any)
+	}
+	return p
+}
+
+// A tool that sends the document's examples (Postman in its example mode, Dredd) gets each
+// operation's success status from a fresh server with the sample users, in any order.
+func TestOpenAPIExamplesSucceedWhenSentOnFreshSampleData(t *testing.T) {
+	doc := loadOpenAPIDocument(t)
+	s := newTestServer(t)
+	if err := addSampleUsers(s.writer); err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for path, item := range doc["paths"].(map[string]any) { // a map: the order changes on every run
+		pathParameters, _ := item.(map[string]any)["parameters"].([]any)
+		for method, operation := range item.(map[string]any) {
+			op, ok := operation.(map[string]any)
+			if !ok || method == "parameters" {
+				continue
+			}
+			success := "999"
+			for status := range op["responses"].(map[string]any) {
+				if strings.HasPrefix(status, "2") && status < success {
+					success = status
+				}
+			}
+			target, headers, query := path, []string{"Authorization", "Bearer " + writeToken}, url.Values{}
+			operationParameters, _ := op["parameters"].([]any)
+			parameters := map[string]map[string]any{} // by place and name: the operation's replace the path's
+			for _, raw := range append(slices.Clone(pathParameters), operationParameters...) {
+				p := parameter(doc, raw.(map[string]any))
+				parameters[p["in"].(string)+" "+p["name"].(string)] = p
+			}
+			for _, p := range parameters {
+				example := fmt.Sprint(p["example"])
+				switch p["in"] {
+				case "path":
+					target = regexp.MustCompile(`\{`+p["name"].(string)+`\}`).ReplaceAllString(target, example)
+				case "query":
+					query.Set(p["name"].(string), example)
+				case "header":
+					headers = append(headers, p["name"].(string), example)
+				}
+			}
+			if len(query) > 0 {
+				target += "?" + query.Encode()
+			}
+			bodies := map[string][]string{"": {""}} // media type to the example bodies
+			if rb, ok := op["requestBody"].(map[string]any); ok {
+				bodies = map[string][]string{}
+				for mediaType, content := range rb["content"].(map[string]any) {
+					for _, e := range content.(map[string]any)["examples"].(map[string]any) {
+						name := strings.TrimPrefix(e.(map[string]any)["$ref"].(string), "#/components/examples/")
+						value := doc["components"].(map[string]any)["examples"].(map[string]any)[name].(map[string]any)["value"]
+						body, _ := json.Marshal(value)
+						bodies[mediaType] = append(bodies[mediaType], string(body))
+					}
+				}
+			}
+			for mediaType, examples := range bodies {
+				for _, body := range examples {
+					h := headers
+					if mediaType != "" {
+						h = append(slices.Clone(headers), "Content-Type", mediaType)
+					}
+					w := s.do(strings.ToUpper(method), target, body, h...)
+					if sent++; strconv.Itoa(w.Code) != success {
+						t.Errorf("%s %s %s: %d %s, want %s", strings.ToUpper(method), target, body, w.Code, w.Body, success)
+					}
+				}
+			}
+		}
+	}
+	if sent < 25 {
+		t.Errorf("only %d requests sent: the walk of the document is broken", sent)
 	}
 }
 
@@ -278,7 +379,7 @@ func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
 					t.Errorf("%s: total_pages must be ceil(total / per_page)", e.where)
 				}
 			}
-		case "Error":
+		case "ErrorBody":
 			var body errorResponse
 			if err = decodeStrictly(e.value, &body); err == nil {
 				if body.Error == "" {

@@ -1373,6 +1373,26 @@ func TestETagIsStrongAndFollowsTheRepresentation(t *testing.T) {
 	}
 }
 
+// An ETag is always 16 hex digits between quotes, as the README says: a hash that begins with zero
+// bits is padded, not shortened.
+func TestETagIsSixteenHexDigits(t *testing.T) {
+	ts := newTestServer(t)
+	padded := 0
+	for i := range 64 {
+		u := ts.create(t, fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i))
+		etag := ts.do("GET", userPath(u.ID), "", asReader...).Header().Get("ETag")
+		if !regexp.MustCompile(`^"[0-9a-f]{16}"$`).MatchString(etag) {
+			t.Errorf("user %d has the ETag %s, want 16 hex digits between quotes", u.ID, etag)
+		}
+		if strings.HasPrefix(etag, `"0`) {
+			padded++
+		}
+	}
+	if padded == 0 {
+		t.Fatal("no ETag began with 0: the test proves nothing about padding, so give it other users")
+	}
+}
+
 func TestRequestIDIsTheClientsWhenSafeOtherwiseFresh(t *testing.T) {
 	sixtyFour := strings.Repeat("a", 64)
 	tests := []struct {
@@ -2038,6 +2058,10 @@ func TestHeadAnswersWithTheHeadersOfGetAndNoBody(t *testing.T) {
 
 // ---- CORS (-cors-origin) ------------------------------------------------------------------------
 
+// exposedHeaders are the headers a page on another origin must read: every one the README tells
+// clients to act on.
+var exposedHeaders = []string{"Location", "Content-Location", "ETag", "Link", "WWW-Authenticate", "X-Request-Id"}
+
 // newCORSTestServer is a test server started with -cors-origin set to origins.
 func newCORSTestServer(t *testing.T, origins string) *testServer {
 	t.Helper()
@@ -2098,7 +2122,7 @@ func TestCORSWithAListEchoesAListedOriginAndVariesOnOrigin(t *testing.T) {
 				t.Errorf("Vary %q lost Authorization", w.Header().Values("Vary"))
 			}
 			if tt.allowOrigin != "" {
-				wantHeaderSet(t, w.Header(), "Access-Control-Expose-Headers", "Location", "ETag", "Link", "X-Request-Id")
+				wantHeaderSet(t, w.Header(), "Access-Control-Expose-Headers", exposedHeaders...)
 			}
 		})
 	}
@@ -2109,7 +2133,7 @@ func TestCORSWithStarAllowsAnyOriginWithoutVaryOrigin(t *testing.T) {
 	for _, path := range []string{"/api/users", "/api/users/9", "/healthz"} {
 		w := ts.do("GET", path, "", join(asReader, []string{"Origin", "https://anyone.example"})...)
 		wantHeader(t, w.Header(), "Access-Control-Allow-Origin", "*")
-		wantHeaderSet(t, w.Header(), "Access-Control-Expose-Headers", "Location", "ETag", "Link", "X-Request-Id")
+		wantHeaderSet(t, w.Header(), "Access-Control-Expose-Headers", exposedHeaders...)
 		if headerSet(w.Header(), "Vary")["Origin"] {
 			t.Errorf("%s: Vary %q: with * the answer does not depend on the origin", path, w.Header().Values("Vary"))
 		}
@@ -2162,7 +2186,7 @@ func TestCORSPreflightToAnUnknownPathIs404WithTheCORSHeaders(t *testing.T) {
 			w := ts.do("OPTIONS", path, "", "Origin", "https://app.example.com", "Access-Control-Request-Method", "GET")
 			wantError(t, w, http.StatusNotFound)
 			wantHeader(t, w.Header(), "Access-Control-Allow-Origin", "https://app.example.com")
-			wantHeaderSet(t, w.Header(), "Access-Control-Expose-Headers", "Location", "ETag", "Link", "X-Request-Id")
+			wantHeaderSet(t, w.Header(), "Access-Control-Expose-Headers", exposedHeaders...)
 			if !headerSet(w.Header(), "Vary")["Origin"] {
 				t.Errorf("Vary %q, want Origin", w.Header().Values("Vary"))
 			}
@@ -2325,8 +2349,8 @@ func TestHealthz(t *testing.T) {
 	wantStatus(t, ts.do("GET", "/api/users/1", "", asReader...), http.StatusOK) // reads go on
 }
 
-// One log line per request: method, path (never the query), status, bytes, duration and request
-// id. No token ever appears in it.
+// One log line per request: method, path (never the query), status, bytes, duration in
+// milliseconds (a number, in both formats) and request id. No token ever appears in it.
 func TestAccessLogLineHasNoQueryAndNoToken(t *testing.T) {
 	ts := withAnnAndBob(t)
 	log := ts.logTo()
@@ -2347,8 +2371,8 @@ func TestAccessLogLineHasNoQueryAndNoToken(t *testing.T) {
 			t.Errorf("log %s = %v, want %v", key, first[key], value)
 		}
 	}
-	if _, ok := first["duration"]; !ok {
-		t.Error("the log line has no duration")
+	if ms, ok := first["duration_ms"].(float64); !ok || ms < 0 || ms > 10_000 {
+		t.Errorf("the log line's duration_ms is %v, want a number of milliseconds", first["duration_ms"])
 	}
 	if id := records[1]["request_id"]; id != w401.Header().Get("X-Request-Id") {
 		t.Errorf("the log shows request id %v, the answer %q", id, w401.Header().Get("X-Request-Id"))

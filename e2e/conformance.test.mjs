@@ -98,6 +98,9 @@ test('the list: whole, paged, searched, sorted, filtered, and refused', async ()
   await check(plain, 'GET', '/api/users?email=ADA@example.com', { headers: asReader, status: 200 });
   await check(plain, 'GET', '/api/users?q=nobody', { headers: asReader, status: 200 });
   await check(plain, 'GET', '/api/users?page=99&per_page=5', { headers: asReader, status: 200 });
+  // A page beyond 2^53-1, which JavaScript tools take as the largest int64: the document says pages go to 2^63-1.
+  await check(plain, 'GET', '/api/users?page=9007199254740993', { headers: asReader, status: 200 });
+  await check(plain, 'GET', '/api/users?page=9223372036854775807&per_page=100', { headers: asReader, status: 200 });
   await check(plain, 'GET', '/api/users?q=nobody&page=1', { headers: asReader, status: 200 });
   for (const query of ['pgae=2', 'per_page=101', 'page=0', 'page=01', 'page=1&page=2', 'sort=age', 'email=']) {
     await check(plain, 'GET', `/api/users?${query}`, { headers: asReader, status: 400 });
