@@ -54,7 +54,7 @@ func servedOperations() []string {
 func loadOpenAPIDocument(t *testing.T) map[string]any {
 	t.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(openAPIDocument.body), &doc); err != nil {
+	if err := json.Unmarshal([]byte(staticFiles["/openapi.json"].body), &doc); err != nil {
 		t.Fatalf("web/openapi.json is not JSON: %v", err)
 	}
 	return doc
@@ -294,7 +294,7 @@ func collectExamples(t *testing.T, doc map[string]any) []mediaExample {
 			} `json:"examples"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal([]byte(openAPIDocument.body), &raw); err != nil {
+	if err := json.Unmarshal([]byte(staticFiles["/openapi.json"].body), &raw); err != nil {
 		t.Fatal(err)
 	}
 	var found []mediaExample
@@ -500,13 +500,13 @@ func TestExplorerPageHasAStrictContentSecurityPolicy(t *testing.T) {
 // Every file the page links is served, and none comes from another origin: the page works with
 // no network.
 func TestExplorerLinksOnlyItsOwnFiles(t *testing.T) {
-	files := string(explorerHTML.body) + string(assets["app.css"].body) + string(assets["app.js"].body)
+	files := string(staticFiles["/"].body) + string(staticFiles["/assets/app.css"].body) + string(staticFiles["/assets/app.js"].body)
 	for _, link := range regexp.MustCompile(`/assets/[A-Za-z0-9._-]+`).FindAllString(files, -1) {
-		if _, ok := assets[strings.TrimPrefix(link, "/assets/")]; !ok {
+		if _, ok := staticFiles[link]; !ok {
 			t.Errorf("the page links %s, which is not in web/assets", link)
 		}
 	}
-	if !strings.Contains(string(explorerHTML.body), `<link rel="icon" href="/assets/favicon.svg"`) {
+	if !strings.Contains(string(staticFiles["/"].body), `<link rel="icon" href="/assets/favicon.svg"`) {
 		t.Error("the page names no icon: the browser would ask for /favicon.ico and log its 404")
 	}
 	if external := regexp.MustCompile(`(?i)(src|href)="(https?:)?//|url\((https?:)?//|@import`).FindString(files); external != "" {

@@ -61,9 +61,9 @@ func (a *api) resources() []resource {
 			{http.MethodDelete, roleWrite, a.deleteUser},
 		}},
 		{"/healthz", []endpoint{{http.MethodGet, roleNone, a.health}}},
-		{"/openapi.json", []endpoint{{http.MethodGet, roleNone, a.openAPI}}},
-		{"/{$}", []endpoint{{http.MethodGet, roleNone, a.explorerPage}}}, // "/" alone would match every path
-		{"/assets/{file}", []endpoint{{http.MethodGet, roleNone, a.asset}}},
+		{"/openapi.json", []endpoint{{http.MethodGet, roleNone, a.serveFile}}},
+		{"/{$}", []endpoint{{http.MethodGet, roleNone, a.serveFile}}}, // "/" alone would match every path
+		{"/assets/{file}", []endpoint{{http.MethodGet, roleNone, a.serveFile}}},
 	}
 }
 
