@@ -1,9 +1,10 @@
 -- The workloads of bench/load.sh, for wrk. Usage:
 --   wrk -s bench/workload.lua URL -- WORKLOAD TOKEN USERS TAG
--- WORKLOAD is get (GET one user), list (GET /api/users), post (POST a new user) or mix (9 GETs of
--- one user, then a PUT of one). USERS is how many seed users there are (ids 1..USERS, user N being
--- "Seed User N", seedN@bench.test). TAG makes this run's new e-mails unlike any earlier run's.
--- It ends by printing one RESULT line for load.sh to read.
+-- WORKLOAD is get (GET one user), list (GET /api/users), post (POST a new user), mix (9 GETs of
+-- one user, then a PUT of one) or put (PUTs only, for bench/journal.sh). USERS is how many seed
+-- users there are (ids 1..USERS, user N being "Seed User N", seedN@bench.test). TAG makes this
+-- run's new e-mails unlike any earlier run's. It ends by printing one RESULT line for load.sh and
+-- journal.sh to read.
 
 local threads = 0
 
@@ -38,7 +39,7 @@ function request()
     return wrk.format("POST", "/api/users", json_headers, user_body("Load User " .. n, "load" .. n .. "@bench.test"))
   end
   local id = math.random(users)
-  if workload == "mix" and count % 10 == 0 then
+  if workload == "put" or (workload == "mix" and count % 10 == 0) then
     -- A whole replacement that keeps the user's own e-mail, so it never conflicts.
     return wrk.format("PUT", "/api/users/" .. id, json_headers, user_body("Seed User " .. id, "seed" .. id .. "@bench.test"))
   end
