@@ -20,15 +20,13 @@ const (
 	roleWrite
 )
 
-// tokens holds the configured bearer tokens. It keeps only their SHA-256 hashes: comparing
-// fixed-length hashes in constant time tells an attacker nothing, not even a token's length.
+// tokens holds only SHA-256 hashes of the tokens: compared in constant time, they reveal nothing.
 type tokens struct {
 	hashes [][sha256.Size]byte
 	roles  []role
 }
 
-// parseTokens reads USERS_TOKENS: comma-separated TOKEN:ROLE entries. A problem names the entry by
-// its position and never echoes it, since it may hold a secret.
+// parseTokens reads USERS_TOKENS, TOKEN:ROLE entries; a problem names an entry by its position only.
 func parseTokens(value string) (*tokens, error) {
 	t := &tokens{}
 	for i, entry := range strings.Split(value, ",") {
@@ -65,8 +63,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(random)
 }
 
-// isBearerToken reports whether s has the syntax of RFC 6750's b64token:
-// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+// isBearerToken reports whether s is an RFC 6750 b64token: 1*( ALPHA / DIGIT / "-._~+/" ) *"="
 func isBearerToken(s string) bool {
 	body := strings.TrimRight(s, "=")
 	if body == "" {
@@ -125,8 +122,7 @@ func (t *tokens) authenticate(r *http.Request) (role, error) {
 	return found, nil
 }
 
-// roleKey is the key of the token's role in a request's context: a type of this package's own,
-// so that no other package's value can collide with it.
+// roleKey is the context key of the token's role: a type of our own, so no other key collides.
 type roleKey struct{}
 
 // withRole returns the request carrying the role its token was found to have.
@@ -134,8 +130,7 @@ func withRole(r *http.Request, granted role) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
 }
 
-// requireRole lets a request through when its token's role covers the route's: a write token
-// may also read. A route that needs no token (OPTIONS, /healthz) needs roleNone.
+// requireRole lets a request through when its token's role covers the route's (write covers read).
 func requireRole(r *http.Request, needed role) error {
 	if granted, _ := r.Context().Value(roleKey{}).(role); granted < needed {
 		return errReadOnly

@@ -21,8 +21,7 @@ const maxBodyBytes = 1 << 20
 
 var errBodyTooLarge = newError(http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB (1048576 bytes)")
 
-// bodyMediaTypes are the media types the body of each method may have. OPTIONS and a 415 name
-// them in Accept-Post (W3C LDP) and Accept-Patch (RFC 5789 §3.1); HTTP has no such header for PUT.
+// The media types of each method's body, named in Accept-Post and Accept-Patch (RFC 5789 §3.1).
 var (
 	bodyMediaTypes = map[string][]string{
 		http.MethodPost:  {"application/json"},
@@ -32,8 +31,7 @@ var (
 	acceptHeaders = map[string]string{http.MethodPost: "Accept-Post", http.MethodPatch: "Accept-Patch"}
 )
 
-// readUser reads the user in the body of POST, PUT or PATCH, judging the request in this order:
-// media type (415), size (413), then the query and the body (400). pathID is 0 for POST.
+// readUser reads a POST, PUT or PATCH body: 415, 413, then 400 for the query or the body.
 func readUser(w http.ResponseWriter, r *http.Request, pathID int64) (name, email string, err error) {
 	body, err := readJSONBody(w, r)
 	if err != nil {
@@ -49,9 +47,8 @@ func readUser(w http.ResponseWriter, r *http.Request, pathID int64) (name, email
 	return fields.validate(r.Method == http.MethodPatch)
 }
 
-// readJSONBody checks the media type (415) and the size (413) and returns the whole body. Reading
-// all of it before judging it is what makes a body over the limit 413 whatever it holds: a decoder
-// that streams would stop early and judge only the beginning.
+// readJSONBody checks the media type and the size, and returns the whole body: read to its end
+// before it is judged, a body over the limit is 413 whatever it holds.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	accepted := bodyMediaTypes[r.Method]
 	refused := &apiError{status: http.StatusUnsupportedMediaType, header: http.Header{},
@@ -93,8 +90,7 @@ type bodyField struct {
 	text  string
 }
 
-// decodeUserBody reads a body that must be exactly one JSON object with the members name and
-// email, and id only where it repeats the id of the path. Each way to be wrong has its message.
+// decodeUserBody reads one JSON object of name, email, and id only if it is the path's (pathID).
 func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	var user userBody
 	switch {
@@ -164,8 +160,7 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	return user, nil
 }
 
-// sameInteger reports whether a JSON value is the number id, in any form a JSON encoder may write
-// it (7, 7.0, 7e0). Beyond 2^53, where float64 loses integers, only the plain form counts.
+// sameInteger reports whether a JSON value is id: 7, 7.0 or 7e0, but beyond 2^53 only 7.
 func sameInteger(value json.RawMessage, id int64) bool {
 	if n, err := strconv.ParseInt(string(value), 10, 64); err == nil {
 		return n == id
@@ -185,9 +180,8 @@ func syntaxError(err error) error {
 	return badRequest("the body is not valid JSON")
 }
 
-// validate applies the field rules and returns the values to store. POST and PUT need both
-// fields; PATCH needs one at least, and leaves "" for a field it keeps. Every failing field is
-// reported at once, so that a form can show them all.
+// validate applies the field rules and returns the values to store ("" for a field a PATCH keeps).
+// Every failing field is reported at once, so that a form can show them all.
 func (u userBody) validate(patch bool) (name, email string, err error) {
 	if patch && !u.name.given && !u.email.given {
 		return "", "", badRequest("the patch changes nothing: give name, email or both")
@@ -207,8 +201,7 @@ func (u userBody) validate(patch bool) (name, email string, err error) {
 	return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: fields}
 }
 
-// check returns the field's text trimmed of white space (Unicode), or the problem with it. null
-// counts as missing: both fields are required, so a PATCH cannot remove one either.
+// check returns the field's text, trimmed, or its problem. null is missing: a PATCH cannot remove one.
 func (f bodyField) check(field string, required bool, rule func(string) string) (string, string) {
 	text := strings.TrimSpace(f.text)
 	switch {
@@ -238,9 +231,8 @@ func nameRule(name string) string {
 	return ""
 }
 
-// emailRule returns what is wrong with an e-mail, or "". It must be what net/mail accepts as an
-// address and gives back unchanged: no display name, no angle brackets. Domains in brackets are
-// refused, since Go versions disagree on them.
+// emailRule returns what is wrong with an e-mail, or "": it must be a bare address net/mail gives
+// back unchanged, its domain not in brackets (Go versions disagree on those).
 func emailRule(email string) string {
 	if len(email) > 254 { // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
 		return "email must be at most 254 bytes"

@@ -16,8 +16,7 @@ func entityTag(representation []byte) string {
 	return fmt.Sprintf(`"%016x"`, hash.Sum64())
 }
 
-// notModified gives a GET or HEAD answer its ETag, and answers 304 when If-None-Match shows that
-// the client already holds this representation (RFC 9110 §13.1.2). It reports whether it did.
+// notModified sets the ETag, and answers 304 if If-None-Match holds it (RFC 9110 §13.1.2).
 func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 	w.Header().Set("ETag", etag)
 	if anyEntityTag(headerList(r, "If-None-Match"), func(tag string, weak bool) bool {
@@ -29,8 +28,7 @@ func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 	return false
 }
 
-// ifMatchAllows reports whether If-Match lets a change of u go ahead, under the strong comparison
-// (RFC 9110 §13.1.1): "*" matches any existing user, a weak tag never matches.
+// ifMatchAllows reports whether If-Match lets a change of u go ahead (RFC 9110 §13.1.1).
 func ifMatchAllows(ifMatch string, u user) bool {
 	current := entityTag(marshal(u))
 	return anyEntityTag(ifMatch, func(tag string, weak bool) bool {
@@ -43,9 +41,8 @@ func headerList(r *http.Request, name string) string {
 	return strings.Join(r.Header.Values(name), ", ")
 }
 
-// anyEntityTag reports whether match holds for an entity tag in a list such as `"a", W/"b"` or
-// `*` (RFC 9110 §8.8.3). A tag may hold commas, so the list is scanned, not split. A malformed
-// list matches nothing from the point where it goes wrong.
+// anyEntityTag reports whether match holds for a tag of a list such as `"a", W/"b"` (RFC 9110
+// §8.8.3). A tag may hold commas, so the list is scanned; from a malformed part on, nothing matches.
 func anyEntityTag(list string, match func(tag string, weak bool) bool) bool {
 	for {
 		list = strings.TrimLeft(list, " \t,")

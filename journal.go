@@ -12,19 +12,12 @@ import (
 )
 
 // With -data FILE, the store stays in memory and the file becomes its write-ahead journal (README,
-// "Durability with -data"). Every write is a line of JSON appended to the file:
-//
-//	{"op":"put","id":7,"name":"Ann","email":"ann@example.com"}   the user as it now is
-//	{"op":"delete","id":7}                                        the user is gone
-//	{"op":"next_id","id":12}                                      ids below 12 are used (after compaction)
-//
-// A write is answered only once its line is on the disk (fsync), and only then do readers see it,
-// so a crash at any instant loses nothing a client was told had happened. One goroutine owns the
-// file. It takes every write that is waiting as one batch, judges each against the published state
-// plus the batch's own earlier writes, appends the whole batch with one write and one fsync, then
-// publishes it. Many writers thus share one fsync (group commit): the slow part is paid per batch.
-// Once the file passes 4 × the live data plus a slack, the goroutine rewrites it as the live users
-// alone (compact), so the file stays small however long the server runs.
+// "Durability with -data"): each write is a line of JSON, answered only once it is on the disk
+// (fsync), and only then seen by readers, so a crash at any instant loses no acknowledged write.
+// One goroutine owns the file. It takes every write that is waiting as one batch, judges each,
+// appends the batch with one write and one fsync, then publishes it: writers share each fsync
+// (group commit). Once the file passes 4 × the live data plus a slack, it rewrites the file as the
+// live users alone (compact), so the journal stays small however long the server runs.
 
 const maxBatch = 256 // writes in one batch, so that no writer waits for a very long write
 
@@ -96,8 +89,7 @@ func liveSize(u user) int64 {
 	return int64(len(appendLine(nil, recordOf(write{id: u.ID, after: u}))))
 }
 
-// compacted is the journal as compaction writes it: a next_id line that keeps ids from ever being
-// reused, then one put per live user.
+// compacted is the journal of the live users alone: next_id, so ids are never reused, and a put each.
 func (j *journal) compacted() []byte {
 	lines := appendLine(nil, record{Op: "next_id", ID: j.store.nextID})
 	for _, u := range j.store.allUsers() {
@@ -106,8 +98,7 @@ func (j *journal) compacted() []byte {
 	return lines
 }
 
-// openJournal locks the file, replays it into store (replay.go), compacts it if it has grown past
-// its bound, and starts the goroutine that appends to it. A file it cannot trust stops the start.
+// openJournal locks and replays the file (replay.go), then starts the goroutine that appends to it.
 func openJournal(path string, store *userStore, log *slog.Logger, slack int64) (*journal, error) {
 	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("-data %s: the folder %s does not exist: create it, or name a file in another one", path, filepath.Dir(path))
@@ -143,8 +134,7 @@ func (j *journal) commit(c change) (user, error) {
 // broken reports whether a write has failed: writes are then refused until a restart.
 func (j *journal) broken() bool { return j.failed.Load() }
 
-// run is the journal's goroutine, the store's only writer. Each batch is the first write that
-// comes and every write already waiting: those whose writers came while the last batch was synced.
+// run is the store's only writer. A batch is the first write and all those that came meanwhile.
 func (j *journal) run() {
 	defer close(j.closed)
 	for {
@@ -168,8 +158,7 @@ func (j *journal) run() {
 	}
 }
 
-// writeBatch judges a batch, makes it durable and publishes it, compacts the journal if it is due
-// (so that it is within its bound whenever no write is in flight), then answers every writer.
+// writeBatch judges a batch, makes it durable, publishes it and compacts if due, then answers it.
 func (j *journal) writeBatch(pending []*pendingWrite) {
 	b := j.store.newBatch()
 	for _, p := range pending {
@@ -195,28 +184,23 @@ func (j *journal) writeBatch(pending []*pendingWrite) {
 	}
 }
 
-// append writes lines and syncs them to the disk. If either fails, the file is cut back to its
-// last good record and the journal is marked broken: an fsync that failed must not be retried and
-// trusted, since Linux may have dropped the pages it could not write.
+// append writes lines and syncs them. A failure breaks the journal: an fsync that failed must not be
+// retried and trusted, since Linux may have dropped the pages it could not write.
 func (j *journal) append(lines []byte) error {
 	if j.broken() {
 		return errJournalBroken
 	} else if len(lines) == 0 {
 		return nil
 	}
-	_, err := j.file.Write(lines)
-	if err == nil {
-		err = j.file.Sync()
+	if err := writeSynced(j.file, lines); err != nil {
+		j.breaks("a write failed", err)
+		if cutErr := j.file.Truncate(j.size); cutErr != nil {
+			j.log.Error("journal: could not cut the failed write off", "file", j.path, "error", cutErr)
+		}
+		return fmt.Errorf("%w: %v", errJournalBroken, err)
 	}
-	if err == nil {
-		j.size += int64(len(lines))
-		return nil
-	}
-	j.breaks("a write failed", err)
-	if cutErr := j.file.Truncate(j.size); cutErr != nil {
-		j.log.Error("journal: could not cut the failed write off", "file", j.path, "error", cutErr)
-	}
-	return fmt.Errorf("%w: %v", errJournalBroken, err)
+	j.size += int64(len(lines))
+	return nil
 }
 
 // breaks marks the journal broken: writes are refused until a restart, reads go on.
@@ -225,9 +209,8 @@ func (j *journal) breaks(what string, err error) {
 	j.log.Error("journal: "+what+"; writes are refused until a restart", "file", j.path, "error", err)
 }
 
-// compactWhenDue compacts the journal once it has passed its bound: 4 × the live data plus the
-// slack. The cost of a compaction is that of the live data, and it comes only after the file has
-// grown by 3 × the live data at least, so each write pays a bounded share of it.
+// compactWhenDue compacts past 4 × the live data + slack: after 3 × the live data of writes at least,
+// so each write pays a bounded share of a compaction's cost, which is the live data's.
 func (j *journal) compactWhenDue() {
 	if j.broken() || j.size <= 4*j.live+j.slack || j.size < j.retryAt {
 		return
@@ -241,15 +224,20 @@ func (j *journal) compactWhenDue() {
 	j.log.Info("journal: compacted", "file", j.path, "bytes_before", before, "bytes_after", j.size)
 }
 
-// compact rewrites the journal as compacted says. It is atomic: the new file is written and synced
-// beside the old one, renamed over it, and the folder synced, so a crash at any moment leaves the
-// old file or the new one, each holding every acknowledged write. Readers never wait for it: the
-// journal's goroutine reads the store as its only writer, without the readers' lock. A failure
-// before the rename leaves the old file in use; one after it breaks the journal, since the new file
-// may not be durable.
+// compact writes the compacted journal beside the old one, syncs it, renames it over the old one
+// and syncs the folder, so a crash at any moment leaves either file, each with every acknowledged
+// write. Readers never wait: the store's only writer reads it without their lock. A failure before
+// the rename keeps the old file; one after it breaks the journal, as the rename may not be durable.
 func (j *journal) compact() error {
 	lines, temporary := j.compacted(), j.path+".compacting"
-	if err := j.writeSynced(temporary, lines); err != nil {
+	file, err := j.createFile(temporary)
+	if err == nil {
+		err = writeSynced(file, lines)
+		if closeErr := file.Close(); err == nil {
+			err = closeErr
+		}
+	}
+	if err != nil {
 		os.Remove(temporary)
 		return err
 	}
@@ -258,12 +246,12 @@ func (j *journal) compact() error {
 	if renameErr != nil {
 		os.Remove(temporary)
 	}
-	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0) // the new file, or the old one again
+	reopened, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0) // the new file, or the old one again
 	if err != nil {
 		j.breaks("the journal could not be opened again after a compaction", err)
 		return err
 	}
-	j.file = file
+	j.file = reopened
 	if renameErr != nil {
 		return renameErr
 	}
@@ -275,20 +263,12 @@ func (j *journal) compact() error {
 	return nil
 }
 
-// writeSynced writes a new file and syncs it to the disk.
-func (j *journal) writeSynced(name string, data []byte) error {
-	file, err := j.createFile(name)
-	if err != nil {
+// writeSynced writes data to file and syncs it to the disk.
+func writeSynced(file journalFile, data []byte) error {
+	if _, err := file.Write(data); err != nil {
 		return err
 	}
-	_, err = file.Write(data)
-	if err == nil {
-		err = file.Sync()
-	}
-	if closeErr := file.Close(); err == nil {
-		err = closeErr
-	}
-	return err
+	return file.Sync()
 }
 
 // close stops the goroutine once the batch it is writing is done, and releases the file.

@@ -21,8 +21,7 @@ type listQuery struct {
 
 var sortOrders = []string{"id", "-id", "name", "-name", "email", "-email"}
 
-// parseListQuery reads the list's query. Anything it does not know is an error that names the
-// parameter: a typo such as ?pgae=2 must not silently return everything.
+// parseListQuery reads the list's query: anything unknown is 400, so ?pgae=2 never returns all.
 func parseListQuery(rawQuery string) (listQuery, error) {
 	query := listQuery{page: 1, perPage: 10, sort: "id", others: url.Values{}}
 	values, err := url.ParseQuery(rawQuery)
@@ -75,8 +74,8 @@ func (q listQuery) totalPages(total int) int64 {
 	return (int64(total) + q.perPage - 1) / q.perPage
 }
 
-// window returns which of total users make the page, as indexes [from, to). A page past the end,
-// however far, is empty; page*perPage is never computed for such a page, so it cannot overflow.
+// window returns the page's users as indexes [from, to); page*perPage is computed only for a page
+// that exists, so no page, however far past the end, overflows.
 func (q listQuery) window(total int) (from, to int) {
 	if !q.paged {
 		return 0, total
@@ -88,8 +87,7 @@ func (q listQuery) window(total int) (from, to int) {
 	return from, min(from+int(q.perPage), total)
 }
 
-// links builds the Link header of a page (RFC 8288): first, last, and prev and next where they
-// exist, as relative URIs that keep the other parameters.
+// links is a page's Link header (RFC 8288): relative URIs that keep the other parameters.
 func (q listQuery) links(total int) string {
 	others := ""
 	if len(q.others) > 0 {
@@ -142,18 +140,35 @@ func encodeList(users []user, total int, q listQuery) *encodedList {
 	return &encodedList{total: total, body: body, etag: entityTag(body)}
 }
 
-// list answers a list query.
+// list answers a list query. A page in id order is a slice of the sorted ids, the same cost at any
+// size; filters and the other orders look at every user.
 func (s *userStore) list(q listQuery) *encodedList {
-	if !q.paged && q.search == "" && q.email == "" && q.sort == "id" {
+	switch {
+	case q.search != "" || q.email != "" || strings.TrimPrefix(q.sort, "-") != "id":
+		matches := s.filter(q.email, strings.ToLower(q.search))
+		sortUsers(matches, q.sort)
+		from, to := q.window(len(matches))
+		return encodeList(matches[from:to], len(matches), q)
+	case !q.paged && q.sort == "id":
 		return s.encodedWholeList()
 	}
-	users, total := s.selectUsers(q)
-	return encodeList(users, total, q)
+	s.mu.RLock()
+	total := len(s.ids)
+	from, to := q.window(total)
+	page := make([]user, 0, to-from)
+	for i := from; i < to; i++ {
+		if q.sort == "-id" {
+			page = append(page, s.users[s.ids[total-1-i]])
+		} else {
+			page = append(page, s.users[s.ids[i]])
+		}
+	}
+	s.mu.RUnlock()
+	return encodeList(page, total, q) // outside the lock, as everything is encoded
 }
 
-// encodedWholeList returns every user in id order, what clients ask for most. It is encoded once
-// per version of the store, outside the lock, and then sent as it is until the next write: a list
-// of thousands of users then costs about what any constant answer costs.
+// encodedWholeList is the list clients ask for most, encoded once per version of the store,
+// outside the lock: until the next write, it costs what a constant answer costs.
 func (s *userStore) encodedWholeList() *encodedList {
 	s.mu.RLock()
 	cached, version := s.wholeList.Load(), s.version
@@ -169,40 +184,13 @@ func (s *userStore) encodedWholeList() *encodedList {
 	return fresh
 }
 
-// selectUsers returns the users of one page (or all of them, unpaged) and how many match before
-// paging. A page in id order is a slice of the sorted ids, so it costs the same however many users
-// there are; filters and the other orders look at every user.
-func (s *userStore) selectUsers(q listQuery) ([]user, int) {
-	if q.search == "" && q.email == "" && strings.TrimPrefix(q.sort, "-") == "id" {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		total := len(s.ids)
-		from, to := q.window(total)
-		page := make([]user, 0, to-from)
-		for i := from; i < to; i++ {
-			id := s.ids[i]
-			if q.sort == "-id" {
-				id = s.ids[total-1-i]
-			}
-			page = append(page, s.users[id])
-		}
-		return page, total
-	}
-	matches := s.filter(q.email, strings.ToLower(q.search))
-	sortUsers(matches, q.sort)
-	from, to := q.window(len(matches))
-	return matches[from:to], len(matches)
-}
-
-// filter returns, in id order, the users that have this e-mail (unless it is "") and whose name
-// or e-mail contains search, which is lower-case.
+// filter returns the users with this e-mail (unless "") whose name or e-mail contains search.
 func (s *userStore) filter(email, search string) []user {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	candidates := s.ids
 	if email != "" {
-		id := s.byEmail[emailKey(email)]
-		candidates = []int64{id}
+		candidates = []int64{s.byEmail[emailKey(email)]}
 	}
 	var matches []user
 	for _, id := range candidates {
@@ -214,8 +202,7 @@ func (s *userStore) filter(email, search string) []user {
 	return matches
 }
 
-// sortUsers puts users, given in id order, into the order asked for. Names and e-mails compare
-// lower-cased, then byte by byte; the sort is stable, so ties stay in ascending id order.
+// sortUsers sorts users, given in id order, stably: lower-cased, then by bytes, then by id.
 func sortUsers(users []user, order string) {
 	field, descending := strings.TrimPrefix(order, "-"), strings.HasPrefix(order, "-")
 	if field == "id" {

@@ -2,9 +2,7 @@
 
 package main
 
-// lockFile does nothing on systems without flock (Windows, among others): there, nothing stops a
-// second server from using the same journal, and the README says so. The service still builds
-// and runs everywhere Go does.
+// lockFile locks nothing where flock is missing (Windows): the README says so, and the service builds.
 func lockFile(path string) (unlock func(), err error) {
 	return func() {}, nil
 }

@@ -9,9 +9,7 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive lock on path, creating it if needed, so that a second server pointed
-// at the same journal refuses to start. The kernel releases the lock when the process ends, however
-// it ends, so a crash leaves no stale lock behind.
+// lockFile locks path so a second server on the journal refuses to start; a crash leaves no lock.
 func lockFile(path string) (unlock func(), err error) {
 	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

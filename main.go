@@ -49,8 +49,7 @@ type config struct {
 	tokens       string // USERS_TOKENS
 }
 
-// run is the whole program, given what main takes from the process: tests call it directly. It
-// returns once ctx ends (SIGINT or SIGTERM) and the requests in flight have finished.
+// run is the whole program, given what main takes from the process, so tests call it directly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
 	if err != nil || cfg == nil { // cfg is nil after -h and -version, which print and stop
@@ -116,8 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// parseConfig reads the flags and USERS_TOKENS. It returns a nil config after printing the usage
-// (-h) or the version (-version), which are not errors.
+// parseConfig reads the flags and USERS_TOKENS; after -h or -version it prints and returns nil.
 func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
 	cfg := &config{tokens: getenv("USERS_TOKENS")}
 	flags := flag.NewFlagSet("users", flag.ContinueOnError)
@@ -184,16 +182,14 @@ func parseCORSOrigins(value string) (corsPolicy, error) {
 	return policy, nil
 }
 
-// isListenAddress checks -addr before anything starts, so that a typo is a usage error (exit 2)
-// rather than a failure to listen (exit 1).
+// isListenAddress checks -addr at once, so a typo is a usage error (exit 2), not exit 1.
 func isListenAddress(addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
 	n, convErr := strconv.Atoi(port)
 	return err == nil && convErr == nil && n >= 0 && n <= 65535
 }
 
-// loadTokens reads USERS_TOKENS or, when it is unset or blank, makes a write and a read token of
-// 128 random bits each, which it returns to be shown once.
+// loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits, to be shown once.
 func loadTokens(value string) (t *tokens, writeToken, readToken string, err error) {
 	if strings.TrimSpace(value) != "" {
 		t, err = parseTokens(value)
@@ -204,8 +200,7 @@ func loadTokens(value string) (t *tokens, writeToken, readToken string, err erro
 	return t, writeToken, readToken, err
 }
 
-// printTokenNotice shows generated tokens, with a curl line that works as pasted. It is the only
-// place a token is ever printed.
+// printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.
 func printTokenNotice(stderr io.Writer, logger *slog.Logger, format, writeToken, readToken string, addr net.Addr) {
 	host, port, _ := net.SplitHostPort(addr.String())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {

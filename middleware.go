@@ -48,8 +48,7 @@ func (a *api) observe(next http.Handler) http.Handler {
 	})
 }
 
-// recoverPanic answers a panic with a JSON 500, logged with its stack. If the answer has already
-// begun, it is too late for a status: it reports that the connection must be cut instead.
+// recoverPanic answers a panic 500, logged with its stack; once the answer began, it cuts instead.
 func (a *api) recoverPanic(answer *observedResponse, r *http.Request, requestID string, recovered any) (abort bool) {
 	if recovered != http.ErrAbortHandler {
 		a.log.Error("panic in handler", "request_id", requestID, "panic", fmt.Sprint(recovered), "stack", string(debug.Stack()))
@@ -67,8 +66,7 @@ func (a *api) recoverPanic(answer *observedResponse, r *http.Request, requestID 
 	return false
 }
 
-// requestID returns the client's X-Request-Id when it is safe to echo and log, or a new one: a
-// prefix chosen at start and a counter, unique for the life of the process.
+// requestID is the client's X-Request-Id when safe to echo and log, or a prefix and a counter.
 func (a *api) requestID(r *http.Request) string {
 	if id := r.Header.Get("X-Request-Id"); isRequestID(id) {
 		return id
@@ -115,8 +113,7 @@ func (o *observedResponse) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's own writer.
 func (o *observedResponse) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
-// guardAPI does what every /api/ request needs before routing: the headers that depend on who
-// asks, the -delay, and authentication, which comes before every other check. OPTIONS needs no token.
+// guardAPI does what every /api/ request needs before routing, authentication (401) last.
 func (a *api) guardAPI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The asterisk form (OPTIONS *, which net/http answers itself) and CONNECT's host:port name
@@ -153,8 +150,7 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 	})
 }
 
-// isAPIPath reports whether a path is under /api/, once cleaned: ServeMux redirects //api/users to
-// /api/users, and like every /api/ answer that redirect needs a token first.
+// isAPIPath reports whether a path is under /api/ once cleaned: //api/users's redirect needs a token.
 func isAPIPath(p string) bool {
 	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(path.Clean(p), "/api/")
 }
@@ -178,8 +174,7 @@ func (p corsPolicy) allows(origin string) bool {
 	return p.anyOrigin || origin != "" && slices.Contains(p.origins, origin)
 }
 
-// allowCrossOrigin adds the CORS headers (the Fetch standard) to every answer, errors and
-// preflights included. It wraps the mux from outside, or the mux would answer a preflight 405.
+// allowCrossOrigin adds the CORS headers to every answer, wrapping the mux, which would 405 a preflight.
 func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 	if !a.cors.anyOrigin && len(a.cors.origins) == 0 {
 		return next

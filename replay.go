@@ -13,8 +13,7 @@ import (
 
 // A journal at start: its records are replayed into the store and a torn last record is cut off.
 
-// open replays the file, cuts off a torn last record, and leaves the file ready for appending. The
-// journal is then compacted if it has grown past its bound, as it is after every batch of writes.
+// open replays the file, cuts off a torn last record, and compacts it if due, as every batch does.
 func (j *journal) open() (err error) {
 	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -48,9 +47,8 @@ func (j *journal) open() (err error) {
 	return nil
 }
 
-// replay applies every complete line of the file to the store and returns where the last complete
-// line ends. A damaged line is an error naming the file and line: better
-// to refuse to start than to serve data that is not what was acknowledged.
+// replay applies every complete line and returns where they end. A damaged line stops the start:
+// better than serving data that is not what was acknowledged.
 func replay(file io.Reader, path string, store *userStore) (goodSize int64, err error) {
 	reader := bufio.NewReaderSize(file, 1<<20)
 	var newestID int64 // the largest id a put has created so far
@@ -75,12 +73,10 @@ func replay(file io.Reader, path string, store *userStore) (goodSize int64, err 
 	}
 }
 
-// maxReplayID bounds the ids a journal may hold: the store keeps a slot for every id ever given,
-// so an id this large can only come from a damaged file.
+// maxReplayID bounds ids: the store has a slot for each, so a larger one must be damage.
 const maxReplayID = 1 << 31
 
-// replayRecord applies one line, checking that this service could have written it: a create takes
-// the next id, in order, and names and e-mails follow the field rules.
+// replayRecord applies one line, checking that this service could have written it.
 func replayRecord(line []byte, store *userStore, first bool, newestID *int64) error {
 	var r record
 	decoder := json.NewDecoder(bytes.NewReader(line))

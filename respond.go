@@ -10,9 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// apiError is the one error type of the API: a status, a sentence a client can act on, one problem
-// per field when fields of a user break their rules (for a form to show them), and the headers the
-// status calls for (WWW-Authenticate on 401, Allow on 405, Accept-Post on 415).
+// apiError is the API's one error type: a status, a sentence a client can act on, a problem per
+// failing field (for a form), and the headers the status calls for (WWW-Authenticate, Allow, ...).
 type apiError struct {
 	status  int
 	message string
@@ -44,10 +43,8 @@ func quoteForMessage(s string) string {
 	return strconv.Quote(s)
 }
 
-// marshal encodes v as every answer and journal line is encoded. Unlike json.Marshal it leaves <,
-// > and & as they are: the bodies are JSON with nosniff, never HTML, so "Tom & Jerry" stays
-// readable. Only the service's own structs of strings and integers are encoded, and those always
-// encode: a failure would be a bug, and the panic becomes a 500.
+// marshal encodes every answer and journal line. It keeps <, > and & (json.Marshal escapes them):
+// the bodies are never HTML. Only our own structs are encoded, so an error is a bug: a 500.
 func marshal(v any) []byte {
 	var b bytes.Buffer
 	encoder := json.NewEncoder(&b)
@@ -66,8 +63,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// writeError sends err as the JSON error body. An error that is not an *apiError is a failure of
-// the server's own: it is logged, and the client learns only that it happened.
+// writeError sends err as the error body; any other error is the server's own: logged, and 500.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {

@@ -114,8 +114,7 @@ func (s *userStore) commit(c change) (user, error) {
 // broken is always false: memory does not fail to write (the journal's can).
 func (s *userStore) broken() bool { return false }
 
-// A batch judges changes one after another against the published state plus its own earlier
-// writes, which readers cannot see yet. The journal judges many changes in one batch.
+// A batch judges changes against the published state plus its own writes, unseen by readers yet.
 type batch struct {
 	store  *userStore
 	nextID int64
@@ -128,8 +127,8 @@ func (s *userStore) newBatch() *batch {
 	return &batch{store: s, nextID: s.nextID, users: map[int64]user{}, emails: map[string]int64{}}
 }
 
-// judge decides a change: 404 for a missing user, then 412, then 409 (docs/api.md, "The order of
-// the checks"). A change that passes becomes the batch's next write; judge returns the user after it.
+// judge decides a change, 404 then 412 then 409 (docs/api.md, "The order of the checks"), and
+// returns the user after it.
 func (b *batch) judge(c change) (user, error) {
 	id := c.id
 	if c.op == opCreate {

@@ -369,8 +369,8 @@ func TestConcurrentCommitsKeepEmailsUniqueAndIndexesConsistent(t *testing.T) {
 				s.get(1)
 				s.count()
 				s.encodedWholeList()
-				s.selectUsers(listQuery{paged: true, page: 1, perPage: 3, sort: "-id"})
-				s.selectUsers(listQuery{search: "example", sort: "name"})
+				s.list(listQuery{paged: true, page: 1, perPage: 3, sort: "-id"})
+				s.list(listQuery{search: "example", sort: "name"})
 			}
 		}()
 	}

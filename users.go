@@ -23,8 +23,7 @@ type api struct {
 	requestCount    atomic.Uint64
 }
 
-// A userWriter makes a change and publishes it: the store itself, or with -data the journal, which
-// first makes the change durable (journal.go).
+// A userWriter makes and publishes a change: the store, or with -data the journal (journal.go).
 type userWriter interface {
 	commit(change) (user, error)
 	broken() bool // true once durable writes have failed: /healthz then answers 503
@@ -42,12 +41,10 @@ type endpoint struct {
 	handle handlerFunc
 }
 
-// handlerFunc is a handler that returns its failure, which handle then answers.
+// handlerFunc is a handler that returns its failure, for handle to answer.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// resources lists every path the service answers and the methods each takes: the mux, the Allow
-// header of 405 and OPTIONS, and CORS preflights all come from this table. GET also serves HEAD,
-// and every path also answers OPTIONS.
+// resources lists every path and its methods: the mux, Allow and CORS preflights all come from here.
 func (a *api) resources() []resource {
 	return []resource{
 		{"/api/users", []endpoint{
@@ -67,8 +64,7 @@ func (a *api) resources() []resource {
 	}
 }
 
-// newServer builds the whole service as one http.Handler: the routes on a ServeMux, wrapped in
-// the checks every request goes through (middleware.go).
+// newServer builds the whole service: the routes on a ServeMux, wrapped in middleware.go's checks.
 func newServer(cfg config, log *slog.Logger, tokens *tokens, store *userStore, writer userWriter, stopping <-chan struct{}) http.Handler {
 	a := &api{store: store, writer: writer, tokens: tokens, log: log, delay: cfg.delay, stopping: stopping,
 		cors: cfg.cors, requestIDPrefix: randomHex(4) + "-"}
@@ -106,9 +102,8 @@ func (a *api) handle(handler handlerFunc) http.Handler {
 	})
 }
 
-// checkIDAndRole runs the checks that follow routing: a non-canonical {id} names no resource
-// (404), then the token must allow the route (403), so a caller without permission learns nothing
-// of what exists (docs/api.md, "The order of the checks").
+// checkIDAndRole follows routing: an {id} not canonical is 404, then the token's role 403, so no one
+// learns what exists without permission (docs/api.md, "The order of the checks").
 func checkIDAndRole(needed role, handler handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if id := r.PathValue("id"); id != "" { // "" on a path without {id}
@@ -168,8 +163,7 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// PUT replaces the whole user, so both fields are required (RFC 9110 §9.3.4). It never creates:
-// ids are the server's to give.
+// PUT replaces the whole user, so both fields are required (RFC 9110 §9.3.4); it never creates.
 func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	return a.update(w, r, opReplace)
 }
@@ -179,9 +173,8 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	return a.update(w, r, opPatch)
 }
 
-// update answers PUT and PATCH with the stored user and its new ETag, so that a client can send
-// If-Match next without reading first: Content-Location says the body is the user itself
-// (RFC 9110 §8.7).
+// update answers with the stored user, its ETag, and Content-Location (RFC 9110 §8.7), so a client
+// can send If-Match next without reading first.
 func (a *api) update(w http.ResponseWriter, r *http.Request, op changeOp) error {
 	id := userID(r)
 	name, email, err := readUser(w, r, id)
@@ -199,8 +192,7 @@ func (a *api) update(w http.ResponseWriter, r *http.Request, op changeOp) error 
 	return nil
 }
 
-// DELETE removes the user. Deleting it again is 404, yet the state is the same: DELETE stays
-// idempotent (RFC 9110 §9.2.2).
+// DELETE removes the user; again, it is 404, but the state is the same: idempotent (RFC 9110 §9.2.2).
 func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
@@ -212,18 +204,18 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// OPTIONS says which methods a path takes, and the media types its bodies may have. It needs no
-// token: /openapi.json publishes the same. A CORS preflight reads the methods from it too.
+// OPTIONS says which methods a path takes, and what bodies; no token: /openapi.json says it too.
 func (a *api) options(allow []string) handlerFunc {
+	methods := strings.Join(allow, ", ")
 	return func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Allow", strings.Join(allow, ", "))
+		w.Header().Set("Allow", methods)
 		for _, method := range allow {
 			if header, ok := acceptHeaders[method]; ok {
 				w.Header().Set(header, strings.Join(bodyMediaTypes[method], ", "))
 			}
 		}
 		if isPreflight(r) && a.cors.allows(r.Header.Get("Origin")) {
-			w.Header().Set("Access-Control-Allow-Methods", strings.Join(allow, ", "))
+			w.Header().Set("Access-Control-Allow-Methods", methods)
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -232,20 +224,20 @@ func (a *api) options(allow []string) handlerFunc {
 
 // GET /healthz tells scripts and orchestrators that the server is up and can still write.
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
+	status, health := http.StatusOK, "ok"
 	if a.writer.broken() {
-		writeJSON(w, http.StatusServiceUnavailable, marshal(map[string]string{"status": "journal broken"}))
-		return nil
+		status, health = http.StatusServiceUnavailable, "journal broken"
 	}
-	writeJSON(w, http.StatusOK, marshal(map[string]string{"status": "ok"}))
+	writeJSON(w, status, marshal(map[string]string{"status": health}))
 	return nil
 }
 
 // methodNotAllowed answers a method the path does not take, naming those it takes (RFC 9110 §15.5.6).
 func methodNotAllowed(allow []string) handlerFunc {
+	methods := strings.Join(allow, ", ")
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusMethodNotAllowed,
-			message: "this path does not take the method " + quoteForMessage(r.Method) + ": it takes " + strings.Join(allow, ", "),
-			header:  http.Header{"Allow": {strings.Join(allow, ", ")}}}
+		return &apiError{status: http.StatusMethodNotAllowed, header: http.Header{"Allow": {methods}},
+			message: "this path does not take the method " + quoteForMessage(r.Method) + ": it takes " + methods}
 	}
 }
 
@@ -253,8 +245,7 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }
 
-// sendRepresentation answers a GET or HEAD of the API with a body, or 304 when the client holds it
-// already. Caches may keep either, but must ask first: it depends on the token (Vary: Authorization).
+// sendRepresentation answers GET or HEAD, or 304; caches must revalidate, as it depends on the token.
 func sendRepresentation(w http.ResponseWriter, r *http.Request, body []byte, etag string) {
 	w.Header().Set("Cache-Control", "private, no-cache")
 	if !notModified(w, r, etag) {
@@ -273,8 +264,7 @@ func rejectQuery(r *http.Request) error {
 		": only the list (GET /api/users) takes page, per_page, q, email and sort")
 }
 
-// parseID reads an id, page or per_page: a positive integer in canonical decimal, so that every
-// resource has exactly one URI ("7", never "07", "+7" or "7.0").
+// parseID reads an id, page or per_page: positive, in canonical decimal, so each URI is the only one.
 func parseID(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && n > 0 && strconv.FormatInt(n, 10) == s

@@ -6,9 +6,7 @@ import (
 	"strconv"
 )
 
-// The OpenAPI document and the API explorer page are files in web/, embedded in the binary: the
-// service serves them with no network and no files beside it. They are written by hand, with no
-// build step, so what is in the repository is exactly what a browser gets.
+// web/ holds the explorer page and the OpenAPI document, written by hand and embedded as they are.
 //
 //go:embed web
 var webFiles embed.FS
@@ -36,15 +34,11 @@ func loadStaticFile(name, contentType string) staticFile {
 	return staticFile{body: body, contentType: contentType, etag: entityTag(body)}
 }
 
-// The page's Content-Security-Policy allows only the service's own files: no inline script or
-// style, no other origin, no frames, no forms that post anywhere. A name or e-mail that tried to
-// inject markup would find nothing it could run.
+// The page runs only its own files: markup injected through a name or e-mail finds nothing to run.
 const explorerCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// GET / is the API explorer, a page that sends real requests and shows each exchange as it crossed
-// the wire; /assets/{file} are its CSS, JavaScript and icon; /openapi.json describes the API for
-// Postman, Swagger UI and client generators. None needs a token: the page asks the person for one.
+// GET / is the API explorer page, /assets/{file} its files, /openapi.json the API for tools; no token.
 func (a *api) serveFile(w http.ResponseWriter, r *http.Request) error {
 	file, ok := staticFiles[r.URL.Path]
 	if !ok {
