@@ -88,6 +88,7 @@ const canonicalName = (name) => name.split('-').map((part) => part.charAt(0).toU
 
 const log = $('exchange-log');
 const bodies = new WeakMap(); // each body element: its raw text, to re-render when "Indent JSON" changes
+let exchangeCount = 0; // numbers the exchanges: #1 is the first this page sent
 
 // el builds an element from a tag, attributes and children (strings become text, never markup).
 function el(tag, attributes = {}, ...children) {
@@ -138,27 +139,36 @@ function beginAction() {
   for (const details of log.querySelectorAll('details[open]')) details.open = false;
 }
 
+// wirePre is the <pre> of a request or a response. A long one scrolls inside its max-height, and
+// a keyboard can scroll only what it can focus: hence a region with tabindex="0", named by its
+// heading and the exchange's number ("Response #7"), so that no two regions share a name.
+function wirePre(id, kind, ...content) {
+  return el('div', {},
+    el('h3', { id: `${id}-${kind}`, text: kind === 'request' ? 'Request' : 'Response' }),
+    el('pre', { role: 'region', tabindex: '0', 'aria-labelledby': `${id}-${kind} ${id}-number` }, ...content));
+}
+
 function logRequest(method, path, headers, payload, quiet) {
   $('log-empty').hidden = true;
-  const requestPre = el('pre', { 'aria-label': 'request' },
+  const id = `exchange-${++exchangeCount}`;
+  const request = wirePre(id, 'request',
     el('span', { class: 'start', text: `${method} ${path} HTTP/1.1` }), '\n',
     headerLines([['Host', location.host], ...headers]),
     payload !== undefined ? ['\n', bodyNode(payload, 'application/json')] : []);
-  const responsePre = el('pre', { 'aria-label': 'response' }, el('span', { class: 'dim', text: 'waiting for the answer…' }));
+  const response = wirePre(id, 'response', el('span', { class: 'dim', text: 'waiting for the answer…' }));
   const status = el('span', { class: 'status-badge', text: 'waiting…' });
-  const meta = el('span', { class: 'meta' });
+  const timing = el('span');
   const item = el('li', { class: 'exchange pending', 'data-method': method, 'data-path': path },
     el('details', { open: !quiet },
       el('summary', {},
         el('span', { class: `method ${method}`, text: method }),
         el('span', { class: 'target', text: path }),
-        status, meta),
-      el('div', { class: 'wire' },
-        el('div', {}, el('h3', { text: 'Request' }), requestPre),
-        el('div', {}, el('h3', { text: 'Response' }), responsePre))));
+        status,
+        el('span', { class: 'meta' }, el('span', { id: `${id}-number`, text: `#${exchangeCount}` }), timing)),
+      el('div', { class: 'wire' }, request, response)));
   log.prepend(item);
   while (log.children.length > MAX_EXCHANGES) log.lastElementChild.remove();
-  return { item, status, meta, responsePre };
+  return { item, status, timing, responsePre: response.querySelector('pre') };
 }
 
 function logResponse(entry, result, elapsed) {
@@ -168,7 +178,7 @@ function logResponse(entry, result, elapsed) {
   entry.item.dataset.status = result.status;
   entry.status.textContent = `${result.status} ${result.statusText}`;
   const requestID = result.headers.get('X-Request-Id');
-  entry.meta.textContent = `${Math.round(elapsed)} ms` + (requestID ? ` · ${requestID}` : '');
+  entry.timing.textContent = ` · ${Math.round(elapsed)} ms` + (requestID ? ` · ${requestID}` : '');
   entry.responsePre.replaceChildren(...[
     el('span', { class: 'start', text: `HTTP/1.1 ${result.status} ${result.statusText}` }), '\n',
     headerLines(headers),
