@@ -366,7 +366,7 @@ function renderList() {
   }
   renderPager();
   if (state.freshId) {
-    const row = tbody.querySelector(`tr[data-id="${state.freshId}"]`);
+    const row = tbody.querySelector(`tr[data-id="${CSS.escape(String(state.freshId))}"]`);
     if (row) row.classList.add('fresh');
     state.freshId = 0;
   }
@@ -592,10 +592,12 @@ async function create(name, email) {
     showWriteError(result);
     return;
   }
-  const created = result.json;
+  const created = result.json || {}; // the new user, unless the answer had no JSON after all
+  const location = result.headers.get('Location');
   startCreate();
-  notice(`Created ${created.name}: the server gave it id ${created.id}, and its URI in Location: ${result.headers.get('Location')}.`);
-  state.freshId = created.id;
+  notice(created.id ? `Created ${created.name}: the server gave it id ${created.id}, and its URI in Location: ${location}.`
+    : `Created: the server gave its URI in Location: ${location}.`);
+  state.freshId = created.id || 0;
   // In id order a new user is last: show the page it is on.
   const { sort, q, perPage, total } = state.list;
   const page = sort === 'id' && !q ? Math.max(1, Math.ceil((total + 1) / perPage)) : state.list.page;
@@ -605,7 +607,7 @@ async function create(name, email) {
 
 async function update(editing, method, body, contentType) {
   const result = await send(method, `/api/users/${editing.id}`, { body, contentType, headers: ifMatch() });
-  if (result.status !== 200) {
+  if (result.status !== 200 || !result.json) {
     showWriteError(result);
     return;
   }
