@@ -107,9 +107,11 @@ test('a person manages users on a desktop, and sees every exchange', async (t) =
     await shot(page, 'desktop-no-token');
   });
 
-  await step('keyboard: the token field is the first stop after the skip link, and Enter submits it', async () => {
+  await step('keyboard: the token field is the first stop after the skip links, and Enter submits it', async () => {
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to the users');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to the HTTP exchanges');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'token');
     await page.keyboard.type(WRITE_TOKEN);
