@@ -8,22 +8,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { chromium } from 'playwright-core';
+import { LAUNCH, otherClient, row, rows, steps, waitForList, watch as watchPage } from './chromium.mjs';
 import { READ_TOKEN, WRITE_TOKEN, startService } from './services.mjs';
 
 // SCREENSHOTS_DIR sends the pictures elsewhere, for a run that should not touch the committed ones.
 const SCREENSHOTS = process.env.SCREENSHOTS_DIR
   ? new URL(`file://${process.env.SCREENSHOTS_DIR.replace(/\/?$/, '/')}`)
   : new URL('./screenshots/', import.meta.url);
-
-// Chromium as this machine allows it: no sandbox (root), and none of the background connections
-// to Google's services, which a machine without internet would refuse by the dozen. Playwright
-// gives each launch a fresh, empty profile of its own.
-const LAUNCH = {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-};
 
 const DESKTOP = { viewport: { width: 1280, height: 860 } };
 const PHONE = { viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
@@ -45,58 +36,11 @@ after(async () => {
   await service?.stop();
 });
 
-// ---------------------------------------------------------------------------------------------
-// What the browser reports: any console message of type error or warning, uncaught exception,
-// failed request, or 4xx/5xx answer fails the test, unless the test provoked exactly that answer.
-
-// watch opens a page and records every problem it reports. expect(status, method, path) declares
-// an answer the test is about to provoke (a 400, a 401, a 412): Chromium logs each such fetch in
-// the console as "Failed to load resource: the server responded with a status of 401
-// (Unauthorized)", and that exact message, for that URL, is the only console error let through.
-async function watch(options) {
-  const context = await browser.newContext(options);
-  context.setDefaultTimeout(10_000); // every wait here takes well under a second, -delay included
-  const page = await context.newPage();
-  const problems = [];
-  const expected = [];
-  const isExpected = (status, method, url) =>
-    expected.some((e) => e.status === status && (!method || e.method === method) && url === BASE_URL + e.path);
-
-  page.on('console', (message) => {
-    if (message.type() !== 'error' && message.type() !== 'warning') return;
-    const failed = /^Failed to load resource: the server responded with a status of (\d{3}) \(([^)]*)\)$/.exec(message.text());
-    if (failed && isExpected(Number(failed[1]), null, message.location().url)) return;
-    problems.push(`console ${message.type()}: ${message.text()} (${message.location().url})`);
-  });
-  page.on('pageerror', (error) => problems.push(`uncaught exception: ${error.message}`));
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.method()} ${request.url()}: ${request.failure()?.errorText}`));
-  page.on('response', (response) => {
-    const request = response.request();
-    if (response.status() >= 400 && !isExpected(response.status(), request.method(), response.url())) {
-      problems.push(`unexpected answer: ${request.method()} ${response.url()} -> ${response.status()}`);
-    }
-    if (response.url().includes(WRITE_TOKEN) || response.url().includes(READ_TOKEN)) {
-      problems.push(`a token appeared in a URL: ${request.method()} ${response.url().replace(/[?#].*/, '?…')}`);
-    }
-  });
-
-  return {
-    page,
-    context,
-    problems,
-    expect: (status, method, path) => expected.push({ status, method, path }),
-    async close() {
-      await context.close();
-      assert.deepEqual(problems, [], 'the browser reported problems');
-    },
-  };
-}
+// What the browser reports fails the test (chromium.mjs), unless the test provoked it.
+const watch = (options) => watchPage(browser, BASE_URL, options);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers that act as a person would: by labels, roles and visible text
-
-const rows = (page) => page.locator('#users-body tr:not(.skeleton)');
-const row = (page, name) => page.locator('#users-body tr', { has: page.getByRole('cell', { name, exact: true }) });
 
 // exchange returns the newest logged exchange of this method and path.
 const exchange = (page, method, path) =>
@@ -111,10 +55,6 @@ async function exchangeText(page, method, path) {
     request: await item.getByLabel('request').innerText(),
     response: await item.getByLabel('response').innerText(),
   };
-}
-
-async function waitForList(page) {
-  await page.locator('#list-region:not([aria-busy])').waitFor({ state: 'attached' });
 }
 
 async function useToken(page, token) {
@@ -139,29 +79,7 @@ async function shot(page, name, { at, fullPage = false } = {}) {
   await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname, fullPage, animations: 'disabled' });
 }
 
-// apiRequest changes the service behind the page's back, as another client would.
-async function apiRequest(method, path, body, contentType = 'application/json') {
-  const response = await fetch(BASE_URL + path, {
-    method,
-    headers: { Authorization: `Bearer ${WRITE_TOKEN}`, ...(body ? { 'Content-Type': contentType } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: response.status, etag: response.headers.get('ETag'), json: response.status === 204 ? null : await response.json() };
-}
-
-// steps runs the subtests of one story in order. Each builds on the one before, so after a
-// failure the rest are skipped: the first failure is the one worth reading.
-function steps(t) {
-  let failed = '';
-  return (name, fn) => t.test(name, { skip: failed ? `after "${failed}" failed` : false }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = name;
-      throw error;
-    }
-  });
-}
+const apiRequest = (...args) => otherClient(BASE_URL, ...args); // changes the service behind the page's back
 
 // ---------------------------------------------------------------------------------------------
 
@@ -189,9 +107,11 @@ test('a person manages users on a desktop, and sees every exchange', async (t) =
     await shot(page, 'desktop-no-token');
   });
 
-  await step('keyboard: the token field is the first stop after the skip link, and Enter submits it', async () => {
+  await step('keyboard: the token field is the first stop after the skip links, and Enter submits it', async () => {
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to the users');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to the HTTP exchanges');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'token');
     await page.keyboard.type(WRITE_TOKEN);

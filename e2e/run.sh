@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks what needs Node.js: lints web/openapi.json with Redocly CLI, checks real answers of the
 # service against it through Prism's validating proxy, and drives the API explorer page in
-# Debian's Chromium. Each runs against a binary freshly built from this repository, started on a
-# free loopback port with -sample-data.
+# Debian's Chromium (browser.test.mjs; accessibility.test.mjs: axe-core and a keyboard-only walk).
+# Each runs against a binary freshly built from this repository, started on a free loopback port
+# with -sample-data.
 #
 #   e2e/run.sh [lint|conformance|browser|all]     (default: all)
 #
@@ -53,8 +54,8 @@ if want conformance || want browser; then
     node --test --test-reporter=spec conformance.test.mjs
   fi
   if want browser; then
-    echo "== Chromium: the API explorer page (screenshots in e2e/screenshots/)"
-    node --test --test-reporter=spec browser.test.mjs
+    echo "== Chromium: the API explorer page (screenshots in e2e/screenshots/), with axe and the keyboard"
+    node --test --test-reporter=spec browser.test.mjs accessibility.test.mjs
   fi
 fi
 

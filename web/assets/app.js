@@ -88,6 +88,7 @@ const canonicalName = (name) => name.split('-').map((part) => part.charAt(0).toU
 
 const log = $('exchange-log');
 const bodies = new WeakMap(); // each body element: its raw text, to re-render when "Indent JSON" changes
+let exchangeCount = 0; // numbers the exchanges: #1 is the first this page sent
 
 // el builds an element from a tag, attributes and children (strings become text, never markup).
 function el(tag, attributes = {}, ...children) {
@@ -138,27 +139,36 @@ function beginAction() {
   for (const details of log.querySelectorAll('details[open]')) details.open = false;
 }
 
+// wirePre is the <pre> of a request or a response. A long one scrolls inside its max-height, and
+// a keyboard can scroll only what it can focus: hence a region with tabindex="0", named by its
+// heading and the exchange's number ("Response #7"), so that no two regions share a name.
+function wirePre(id, kind, ...content) {
+  return el('div', {},
+    el('h3', { id: `${id}-${kind}`, text: kind === 'request' ? 'Request' : 'Response' }),
+    el('pre', { role: 'region', tabindex: '0', 'aria-labelledby': `${id}-${kind} ${id}-number` }, ...content));
+}
+
 function logRequest(method, path, headers, payload, quiet) {
   $('log-empty').hidden = true;
-  const requestPre = el('pre', { 'aria-label': 'request' },
+  const id = `exchange-${++exchangeCount}`;
+  const request = wirePre(id, 'request',
     el('span', { class: 'start', text: `${method} ${path} HTTP/1.1` }), '\n',
     headerLines([['Host', location.host], ...headers]),
     payload !== undefined ? ['\n', bodyNode(payload, 'application/json')] : []);
-  const responsePre = el('pre', { 'aria-label': 'response' }, el('span', { class: 'dim', text: 'waiting for the answer…' }));
+  const response = wirePre(id, 'response', el('span', { class: 'dim', text: 'waiting for the answer…' }));
   const status = el('span', { class: 'status-badge', text: 'waiting…' });
-  const meta = el('span', { class: 'meta' });
+  const timing = el('span');
   const item = el('li', { class: 'exchange pending', 'data-method': method, 'data-path': path },
     el('details', { open: !quiet },
       el('summary', {},
         el('span', { class: `method ${method}`, text: method }),
         el('span', { class: 'target', text: path }),
-        status, meta),
-      el('div', { class: 'wire' },
-        el('div', {}, el('h3', { text: 'Request' }), requestPre),
-        el('div', {}, el('h3', { text: 'Response' }), responsePre))));
+        status,
+        el('span', { class: 'meta' }, el('span', { id: `${id}-number`, text: `#${exchangeCount}` }), timing)),
+      el('div', { class: 'wire' }, request, response)));
   log.prepend(item);
   while (log.children.length > MAX_EXCHANGES) log.lastElementChild.remove();
-  return { item, status, meta, responsePre };
+  return { item, status, timing, responsePre: response.querySelector('pre') };
 }
 
 function logResponse(entry, result, elapsed) {
@@ -168,7 +178,7 @@ function logResponse(entry, result, elapsed) {
   entry.item.dataset.status = result.status;
   entry.status.textContent = `${result.status} ${result.statusText}`;
   const requestID = result.headers.get('X-Request-Id');
-  entry.meta.textContent = `${Math.round(elapsed)} ms` + (requestID ? ` · ${requestID}` : '');
+  entry.timing.textContent = ` · ${Math.round(elapsed)} ms` + (requestID ? ` · ${requestID}` : '');
   entry.responsePre.replaceChildren(...[
     el('span', { class: 'start', text: `HTTP/1.1 ${result.status} ${result.statusText}` }), '\n',
     headerLines(headers),
@@ -307,20 +317,36 @@ async function loadList(path, { quiet = false } = {}) {
     renderList();
     return;
   }
-  state.list.users = [];
-  state.list.links = {};
-  tbody.replaceChildren();
-  $('list-empty').hidden = true;
-  renderPager();
-  $('users-table').hidden = true;
+  if (result.status === 401 || !state.list.links.first) {
+    // The token was refused, or no list was shown yet: there are no rows to keep.
+    state.list.users = [];
+    state.list.links = {};
+    tbody.replaceChildren();
+    renderPager();
+    $('users-table').hidden = true;
+  } else {
+    renderList(); // the rows of the last answer stay in view, with their pager: nothing changed
+  }
   let hint = '';
+  const actions = [];
   if (result.status === 401) {
     hint = 'Check the token above: the server does not know it, so it lists nothing.';
     $('token-state').textContent = `The server refused the token ${maskToken(state.token)}.`;
     $('token-state').classList.add('missing');
   }
   if (result.status === 400) hint = 'The query was refused; the exchange on the right shows the one sent.';
-  showAlert($('list-alert'), result, { hint });
+  if (result.status === 0 || result.status >= 500) { // the same request may well work a moment later
+    if (state.list.links.first) hint = 'The list below is the last one the server sent.';
+    actions.push(linkButton('Retry', () => retryList(path)));
+  }
+  showAlert($('list-alert'), result, { hint, actions });
+}
+
+// retryList sends the failed request again. Its answer hides the alert, or shows a new one: either
+// way the Retry button is gone, so the focus goes on to the new one, or to the users.
+async function retryList(path) {
+  await loadList(path);
+  ($('list-alert').querySelector('button') || $('users-heading')).focus();
 }
 
 function renderSkeleton() {
@@ -329,9 +355,17 @@ function renderSkeleton() {
       el('td', { class: 'col-id' }, el('span')), el('td', {}, el('span')), el('td', {}, el('span')), el('td', {}))));
 }
 
+// rowButton finds the Edit or Delete button in the row of a user, if that row is on this page.
+const rowButton = (id, action) => tbody.querySelector(`tr[data-id="${CSS.escape(String(id))}"] [data-action="${action}"]`);
+
 function renderList() {
   const { users, total, q } = state.list;
+  // New rows replace the old ones, and a button that had the focus would take it along to
+  // <body>: the same button in the new row gets it back, or the heading when the row is gone.
+  const focused = tbody.contains(document.activeElement) ? document.activeElement : null;
+  const hadFocus = focused && { id: focused.closest('tr').dataset.id, action: focused.dataset.action };
   tbody.replaceChildren(...users.map(userRow));
+  if (hadFocus) (rowButton(hadFocus.id, hadFocus.action) || $('users-heading')).focus();
   $('users-table').hidden = users.length === 0;
   const empty = $('list-empty');
   empty.hidden = users.length > 0;
@@ -339,13 +373,17 @@ function renderList() {
     if (total > 0) {
       empty.replaceChildren(el('strong', { text: 'This page is empty.' }),
         el('span', { text: `There are ${total} ${total === 1 ? 'user' : 'users'} on earlier pages.` }),
-        el('br'), linkButton('Go to the last page', () => loadList(state.list.links.last || listPath(1))));
+        el('br'), linkButton('Go to the last page', () => {
+          $('users-heading').focus(); // this message, and its button, go when the list loads
+          loadList(state.list.links.last || listPath(1));
+        }));
     } else if (q) {
       empty.replaceChildren(el('strong', { text: `No user matches “${q}”.` }),
         el('span', { text: 'The search looks in names and e-mails, ignoring case.' }),
         el('br'), linkButton('Clear the search', () => {
           $('q').value = '';
           state.list.q = '';
+          $('q').focus(); // this message, and its button, go when the list loads
           loadList(listPath(1));
         }));
     } else {
@@ -356,7 +394,7 @@ function renderList() {
   }
   renderPager();
   if (state.freshId) {
-    const row = tbody.querySelector(`tr[data-id="${state.freshId}"]`);
+    const row = tbody.querySelector(`tr[data-id="${CSS.escape(String(state.freshId))}"]`);
     if (row) row.classList.add('fresh');
     state.freshId = 0;
   }
@@ -384,10 +422,14 @@ function userRow(user) {
     el('td', { role: 'cell', class: 'col-actions' }, edit, remove));
 }
 
+// The pager's buttons are dimmed with aria-disabled rather than disabled: a disabled button
+// loses the focus, so Next pressed on the way to the last page would drop it on <body>.
+const isOff = (button) => button.getAttribute('aria-disabled') === 'true';
+
 function renderPager() {
   const { page, total, totalPages, links, q } = state.list;
-  $('prev-page').disabled = !links.prev;
-  $('next-page').disabled = !links.next;
+  $('prev-page').setAttribute('aria-disabled', String(!links.prev));
+  $('next-page').setAttribute('aria-disabled', String(!links.next));
   $('pager').hidden = !state.token || !links.first; // no list, no pages
   if ($('pager').hidden) {
     $('page-info').textContent = '';
@@ -413,10 +455,12 @@ function showNoToken() {
 
 // Paging follows the Link header: the server says where the next and previous pages are.
 $('prev-page').addEventListener('click', () => {
+  if (isOff($('prev-page'))) return;
   beginAction();
   loadList(state.list.links.prev);
 });
 $('next-page').addEventListener('click', () => {
+  if (isOff($('next-page'))) return;
   beginAction();
   loadList(state.list.links.next);
 });
@@ -483,13 +527,23 @@ function notice(text, kind = '') {
 
 const SENDING = 'Sending… the answer will show here and in the log.';
 
-// setBusy shows that a change is on its way, and keeps it from being sent twice.
-function setBusy(busy) {
-  for (const button of form.querySelectorAll('button')) button.disabled = busy;
-  form.setAttribute('aria-busy', String(busy));
-  if (busy) notice(SENDING, 'info');
+// setBusy shows that a change is on its way, and keeps it from being sent twice. The buttons are
+// dimmed with aria-disabled, not disabled: a disabled button loses the focus, and a screen reader
+// its place. So the form itself refuses what they would do meanwhile (below).
+let busy = false;
+function setBusy(on) {
+  busy = on;
+  for (const button of form.querySelectorAll('button')) button.setAttribute('aria-disabled', String(on));
+  form.setAttribute('aria-busy', String(on));
+  if (on) notice(SENDING, 'info');
   else if ($('form-notice').textContent === SENDING) notice('');
 }
+form.addEventListener('click', (event) => {
+  if (busy && event.target.closest('button')) {
+    event.preventDefault(); // no submit
+    event.stopPropagation(); // and no click handler of the button: this listener runs first
+  }
+}, { capture: true });
 
 function markSelectedRow() {
   for (const row of tbody.querySelectorAll('tr')) {
@@ -509,6 +563,15 @@ function startCreate(focus = false) {
   for (const id of ['put-button', 'edit-actions', 'etag-row', 'confirm-delete']) $(id).hidden = true;
   markSelectedRow();
   if (focus) nameInput.focus();
+}
+
+// cancelEdit leaves the user as it is, and takes the focus back to where the edit began: the
+// row's Edit button, or the form's heading when that row is not on this page.
+function cancelEdit() {
+  const { id } = state.editing;
+  startCreate();
+  notice('');
+  (rowButton(id, 'edit') || $('editor-heading')).focus();
 }
 
 function showUser(user, etag) {
@@ -537,6 +600,7 @@ async function startEdit(id, { thenDelete = false } = {}) {
   if (result.status !== 200 || !result.json) {
     startCreate();
     showAlert($('form-alert'), result, { hint: result.status === 404 ? 'Someone deleted this user: the list is reloaded.' : '' });
+    $('form-alert').focus(); // the row, and its button, may go when the list reloads
     if (result.status === 404) reloadList();
     return;
   }
@@ -551,6 +615,7 @@ function ifMatch() {
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
+  if (busy) return; // Enter in a field submits too
   beginAction();
   notice('');
   clearFieldErrors();
@@ -582,10 +647,12 @@ async function create(name, email) {
     showWriteError(result);
     return;
   }
-  const created = result.json;
+  const created = result.json || {}; // the new user, unless the answer had no JSON after all
+  const location = result.headers.get('Location');
   startCreate();
-  notice(`Created ${created.name}: the server gave it id ${created.id}, and its URI in Location: ${result.headers.get('Location')}.`);
-  state.freshId = created.id;
+  notice(created.id ? `Created ${created.name}: the server gave it id ${created.id}, and its URI in Location: ${location}.`
+    : `Created: the server gave its URI in Location: ${location}.`);
+  state.freshId = created.id || 0;
   // In id order a new user is last: show the page it is on.
   const { sort, q, perPage, total } = state.list;
   const page = sort === 'id' && !q ? Math.max(1, Math.ceil((total + 1) / perPage)) : state.list.page;
@@ -595,7 +662,7 @@ async function create(name, email) {
 
 async function update(editing, method, body, contentType) {
   const result = await send(method, `/api/users/${editing.id}`, { body, contentType, headers: ifMatch() });
-  if (result.status !== 200) {
+  if (result.status !== 200 || !result.json) {
     showWriteError(result);
     return;
   }
@@ -624,7 +691,7 @@ function showWriteError(result) {
     options.warn = true;
     options.title = '412 Precondition Failed: someone else changed this user';
     options.hint = 'Nothing was saved. Reload to see their change, then make yours again.';
-    options.actions = [linkButton('Reload the user', () => reloadUser())];
+    options.actions = [linkButton('Reload the user', () => reloadUser({ focusName: true }))];
   } else if (result.status === 404) {
     options.hint = 'Someone deleted this user meanwhile.';
     options.actions = [linkButton('Start a new user', () => startCreate(true))];
@@ -635,11 +702,14 @@ function showWriteError(result) {
     options.hint = 'Enter a token with the write role at the top of the page.';
   }
   showAlert($('form-alert'), result, options);
-  if (focusField) $(focusField).focus();
+  // The focus goes to what needs fixing: the first field the server refused, or else the alert
+  // (it has tabindex="-1"), whose buttons are the next stops.
+  (focusField ? $(focusField) : $('form-alert')).focus();
 }
 
 // reloadUser reads the user again, sending If-None-Match: 304 means the copy in the form is current.
-async function reloadUser() {
+// focusName: it was asked from the 412 alert, which goes now, so the focus goes on to the name.
+async function reloadUser({ focusName = false } = {}) {
   const editing = state.editing;
   if (!editing) return;
   notice('');
@@ -648,11 +718,13 @@ async function reloadUser() {
   if (result.status === 304) {
     clearFieldErrors();
     notice('304 Not Modified: the user is as you read it, so the server sent no body.', 'info');
+    if (focusName) nameInput.focus();
     return;
   }
   if (result.status === 200 && result.json) {
     showUser(result.json, result.headers.get('ETag'));
     notice('Reloaded: the user had changed, and the form now shows it, with its new ETag.', 'info');
+    if (focusName) nameInput.focus();
     await reloadList();
     return;
   }
@@ -663,10 +735,13 @@ $('reload-button').addEventListener('click', () => {
   beginAction();
   reloadUser();
 });
-$('cancel-button').addEventListener('click', () => {
-  startCreate();
-  notice('');
-  $('editor-heading').focus();
+$('cancel-button').addEventListener('click', cancelEdit);
+// Escape cancels an edit, as Cancel does; in the delete confirmation it only closes that (below).
+form.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && state.editing && !busy) {
+    event.preventDefault();
+    cancelEdit();
+  }
 });
 $('new-user').addEventListener('click', () => {
   startCreate(true);
@@ -686,7 +761,10 @@ $('confirm-no').addEventListener('click', () => {
   $('delete-button').focus();
 });
 $('confirm-delete').addEventListener('keydown', (event) => {
-  if (event.key === 'Escape') $('confirm-no').click();
+  if (event.key === 'Escape') {
+    event.stopPropagation(); // the edit stays open
+    $('confirm-no').click();
+  }
 });
 
 $('confirm-yes').addEventListener('click', async () => {
