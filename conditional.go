@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"regexp"
 	"strings"
 )
 
@@ -41,33 +42,18 @@ func headerList(r *http.Request, name string) string {
 	return strings.Join(r.Header.Values(name), ", ")
 }
 
-// anyEntityTag reports whether match holds for a tag of a list such as `"a", W/"b"` (RFC 9110
-// §8.8.3). A tag may hold commas, so the list is scanned; from a malformed part on, nothing matches.
+// anyEntityTag reports whether match holds for a tag of a list such as `"a", W/"b"` or `*`
+// (RFC 9110 §8.8.3). A tag may hold commas, so the list is read tag by tag, not split at commas;
+// from a part that is not a tag on, nothing matches.
 func anyEntityTag(list string, match func(tag string, weak bool) bool) bool {
-	for {
-		list = strings.TrimLeft(list, " \t,")
-		switch {
-		case list == "":
-			return false
-		case list[0] == '*':
-			if match("*", false) {
-				return true
-			}
-			list = list[1:]
-			continue
-		}
-		weak := strings.HasPrefix(list, "W/")
-		list = strings.TrimPrefix(list, "W/")
-		if !strings.HasPrefix(list, `"`) {
-			return false
-		}
-		end := strings.IndexByte(list[1:], '"')
-		if end < 0 {
-			return false
-		}
-		if match(list[:end+2], weak) {
+	for tag := listedTag.FindStringSubmatch(list); tag != nil; tag = listedTag.FindStringSubmatch(list) {
+		if match(strings.TrimPrefix(tag[1], "W/"), tag[2] != "") {
 			return true
 		}
-		list = list[end+2:]
+		list = list[len(tag[0]):]
 	}
+	return false
 }
+
+// listedTag matches the first tag of a list: * or a quoted tag, perhaps weak, after separators.
+var listedTag = regexp.MustCompile(`^[ \t,]*(\*|(W/)?"[^"]*")`)

@@ -76,15 +76,7 @@ func (a *api) requestID(r *http.Request) string {
 
 // isRequestID accepts 1 to 64 characters of A-Z a-z 0-9 . _ -
 func isRequestID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for _, c := range []byte(id) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return id != "" && len(id) <= 64 && strings.Trim(id, alphanumerics+"._-") == ""
 }
 
 // observedResponse remembers the status and size of an answer, for the log.
