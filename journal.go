@@ -8,35 +8,37 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
 // With -data FILE, the store stays in memory and the file becomes its write-ahead journal (README,
 // "Durability with -data"): each write is a line of JSON, answered only once it is on the disk
 // (fsync), and only then seen by readers, so a crash at any instant loses no acknowledged write.
-// One goroutine owns the file. It takes every write that is waiting as one batch, judges each,
-// appends the batch with one write and one fsync, then publishes it: writers share each fsync
-// (group commit). Once the file passes 4 × the live data plus a slack, it rewrites the file as the
-// live users alone (compact), so the journal stays small however long the server runs.
-
-const maxBatch = 256 // writes in one batch, so that no writer waits for a very long write
+// Writers queue their changes; the writer that holds writeMu takes every change queued so far as
+// one batch, judges each, appends the batch with one write and one fsync, then publishes it: the
+// writers that waited for one fsync share the next (group commit). Once the file passes 4 × the
+// live data plus a slack, it is rewritten as the live users alone (compact), so the journal stays
+// small however long the server runs.
 
 var errJournalBroken = errors.New("the journal is broken after a failed write: writes are refused until a restart")
 
 type journal struct {
-	path     string
-	file     journalFile
-	unlock   func()
-	store    *userStore
-	log      *slog.Logger
-	size     int64 // where the last good record ends: a failed write is cut back to here
-	live     int64 // the size of the file if it were compacted now
-	slack    int64 // the file is compacted once it passes 4 × live + slack
-	retryAt  int64 // after a compaction failed, the size at which to try again
-	requests chan *pendingWrite
-	closing  chan struct{}
-	closed   chan struct{}
-	failed   atomic.Bool
+	path    string
+	file    journalFile
+	unlock  func()
+	store   *userStore
+	log     *slog.Logger
+	size    int64 // where the last good record ends: a failed write is cut back to here
+	live    int64 // the size of the file if it were compacted now
+	slack   int64 // the file is compacted once it passes 4 × live + slack
+	retryAt int64 // after a compaction failed, the size at which to try again
+	failed  atomic.Bool
+
+	queueMu sync.Mutex
+	queue   []*pendingWrite // the changes waiting for the next batch
+	writeMu sync.Mutex      // held by the one writer that writes a batch: the store's only writer
+	closed  bool            // once the server has stopped; guarded by writeMu
 
 	// The file system as a compaction uses it; tests replace these to make each step fail.
 	createFile func(name string) (journalFile, error)
@@ -52,12 +54,12 @@ type journalFile interface {
 	Close() error
 }
 
-// A pendingWrite is a change that waits for the journal's goroutine, which fills in its outcome.
+// A pendingWrite is a change in the queue; the writer of its batch fills in the outcome.
 type pendingWrite struct {
-	change change
-	user   user
-	err    error
-	done   chan struct{}
+	change  change
+	user    user
+	err     error
+	written bool // guarded by writeMu
 }
 
 // A record is one line of the journal.
@@ -98,7 +100,7 @@ func (j *journal) compacted() []byte {
 	return lines
 }
 
-// openJournal locks and replays the file (replay.go), then starts the goroutine that appends to it.
+// openJournal locks the file and replays it (replay.go).
 func openJournal(path string, store *userStore, log *slog.Logger, slack int64) (*journal, error) {
 	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("-data %s: the folder %s does not exist: create it, or name a file in another one", path, filepath.Dir(path))
@@ -107,56 +109,38 @@ func openJournal(path string, store *userStore, log *slog.Logger, slack int64) (
 	if err != nil {
 		return nil, err
 	}
-	j := &journal{path: path, unlock: unlock, store: store, log: log, slack: slack,
-		requests: make(chan *pendingWrite), closing: make(chan struct{}), closed: make(chan struct{}),
-		createFile: func(name string) (journalFile, error) { return os.Create(name) },
-		rename:     os.Rename, syncFolder: syncFolder}
+	j := &journal{path: path, unlock: unlock, store: store, log: log, slack: slack, rename: os.Rename, syncFolder: syncFolder,
+		createFile: func(name string) (journalFile, error) { return os.Create(name) }}
 	if err := j.open(); err != nil {
 		unlock()
 		return nil, err
 	}
-	go j.run()
 	return j, nil
 }
 
-// commit hands a change to the journal's goroutine and waits until it is durable and published.
+// commit queues a change, and returns once a writer has made it durable and published it.
 func (j *journal) commit(c change) (user, error) {
-	w := &pendingWrite{change: c, done: make(chan struct{})}
-	select {
-	case j.requests <- w:
-	case <-j.closed:
+	w := &pendingWrite{change: c}
+	j.queueMu.Lock()
+	j.queue = append(j.queue, w)
+	j.queueMu.Unlock()
+	j.writeMu.Lock() // while a batch is written, the changes that come gather in the queue
+	defer j.writeMu.Unlock()
+	if !w.written && !j.closed { // no writer has taken it with its batch: this one writes them all
+		j.queueMu.Lock()
+		batch := j.queue
+		j.queue = nil
+		j.queueMu.Unlock()
+		j.writeBatch(batch)
+	}
+	if !w.written {
 		return user{}, errors.New("the journal is closed")
 	}
-	<-w.done
 	return w.user, w.err
 }
 
 // broken reports whether a write has failed: writes are then refused until a restart.
 func (j *journal) broken() bool { return j.failed.Load() }
-
-// run is the store's only writer. A batch is the first write and all those that came meanwhile.
-func (j *journal) run() {
-	defer close(j.closed)
-	for {
-		select {
-		case first := <-j.requests:
-			batch := []*pendingWrite{first}
-			for waiting := true; waiting && len(batch) < maxBatch; {
-				select {
-				case next := <-j.requests:
-					batch = append(batch, next)
-				default:
-					waiting = false
-				}
-			}
-			j.writeBatch(batch)
-		case <-j.closing:
-			j.file.Close()
-			j.unlock()
-			return
-		}
-	}
-}
 
 // writeBatch judges a batch, makes it durable, publishes it and compacts if due, then answers it.
 func (j *journal) writeBatch(pending []*pendingWrite) {
@@ -180,7 +164,7 @@ func (j *journal) writeBatch(pending []*pendingWrite) {
 		j.compactWhenDue()
 	}
 	for _, p := range pending {
-		close(p.done)
+		p.written = true
 	}
 }
 
@@ -271,10 +255,13 @@ func writeSynced(file journalFile, data []byte) error {
 	return file.Sync()
 }
 
-// close stops the goroutine once the batch it is writing is done, and releases the file.
+// close waits for the batch being written, if any, and releases the file.
 func (j *journal) close() {
-	close(j.closing)
-	<-j.closed
+	j.writeMu.Lock()
+	defer j.writeMu.Unlock()
+	j.closed = true
+	j.file.Close()
+	j.unlock()
 }
 
 // syncFolder makes a rename in the folder durable.

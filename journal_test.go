@@ -523,7 +523,7 @@ func TestFailedJournalWriteRefusesLaterWritesButKeepsReads(t *testing.T) {
 			d.create(t, "Ann", "ann@example.com")
 			goodSize := journalSize(t, path)
 			disk := &failingFile{File: d.journal.file.(*os.File), failWrite: failWrite}
-			d.journal.file = disk // the journal's goroutine is idle: no write is in flight
+			d.journal.file = disk // no write is in flight: nobody holds writeMu
 
 			w := d.do("POST", "/api/users", `{"name":"Bob","email":"bob@example.com"}`, join(asWriter, asJSON)...)
 			if message, _ := errorBody(t, w); w.Code != http.StatusInternalServerError || message != "internal server error" {
@@ -713,8 +713,8 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 	d.create(t, "Ann", "ann@example.com")
 	d.create(t, "Bob", "bob@example.com")
 
-	// One batch, judged in this order. The journal's goroutine is idle, so the test may hand it a
-	// batch itself; that fixes which writes share it.
+	// One batch, judged in this order: the test writes it itself, as the writer holding writeMu
+	// would, which fixes which writes share it.
 	changes := []struct {
 		change change
 		want   error
@@ -730,11 +730,13 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 	}
 	pending := make([]*pendingWrite, len(changes))
 	for i, c := range changes {
-		pending[i] = &pendingWrite{change: c.change, done: make(chan struct{})}
+		pending[i] = &pendingWrite{change: c.change}
 	}
+	d.journal.writeMu.Lock()
 	d.journal.writeBatch(pending)
+	d.journal.writeMu.Unlock()
 	for i, c := range changes {
-		if <-pending[i].done; !errors.Is(pending[i].err, c.want) {
+		if !pending[i].written || !errors.Is(pending[i].err, c.want) {
 			t.Errorf("change %d %+v: error %v, want %v", i, c.change, pending[i].err, c.want)
 		}
 	}
@@ -926,7 +928,7 @@ func TestCompactionThatFailsAtAnyStepLosesNoAcknowledgedWrite(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.jsonl")
 			d := openCompactingServer(t, path, 0) // compacted once past 4 × the live data
 			d.create(t, "Ann", "ann@example.com")
-			step.inject(d.journal) // the journal's goroutine is idle: no compaction is under way
+			step.inject(d.journal) // no write is in flight, so no compaction is under way
 			acknowledged := "Ann"
 			for i := 1; i <= 30; i++ {
 				name := fmt.Sprintf("Ann %02d", i)

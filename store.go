@@ -21,7 +21,7 @@ type user struct {
 //     already judged, a few slice and map assignments.
 //   - writeMu lets one writer at a time judge a change against the current state (does the user
 //     exist, does If-Match hold, is the e-mail free) and publish it, so the judgement still holds
-//     when it takes effect. With -data the journal's goroutine is the only writer instead.
+//     when it takes effect. With -data the journal's writeMu is held by the only writer instead.
 //
 // Only the writer changes the data, so the writer may read it without mu.
 type userStore struct {
