@@ -115,7 +115,6 @@ func (t *tokens) authenticate(r *http.Request) (role, error) {
 // roleKey is the context key of the token's role: a type of our own, so no other key collides.
 type roleKey struct{}
 
-// withRole returns the request carrying the role its token was found to have.
 func withRole(r *http.Request, granted role) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
 }

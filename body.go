@@ -58,9 +58,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")) // lower-cases the type
 	switch {
-	case err != nil || !slices.Contains(accepted, mediaType):
-		return nil, refused
-	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
+	case err != nil || !slices.Contains(accepted, mediaType) || params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
 		return nil, refused
 	case len(r.Header.Values("Content-Encoding")) > 0:
 		refused.message = "send the body uncompressed, without a Content-Encoding"
@@ -220,7 +218,7 @@ func (f bodyField) check(field string, required bool, rule func(string) string) 
 	return text, ""
 }
 
-// nameRule returns what is wrong with a name, or "".
+// nameRule and emailRule return what is wrong with a name or an e-mail, or "".
 func nameRule(name string) string {
 	switch {
 	case utf8.RuneCountInString(name) > 100:
@@ -231,8 +229,8 @@ func nameRule(name string) string {
 	return ""
 }
 
-// emailRule returns what is wrong with an e-mail, or "": it must be a bare address net/mail gives
-// back unchanged, its domain not in brackets (Go versions disagree on those).
+// An e-mail must be a bare address that net/mail gives back unchanged, its domain not in brackets
+// (Go versions disagree on those).
 func emailRule(email string) string {
 	if len(email) > 254 { // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
 		return "email must be at most 254 bytes"

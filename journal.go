@@ -247,7 +247,6 @@ func (j *journal) compact() error {
 	return nil
 }
 
-// writeSynced writes data to file and syncs it to the disk.
 func writeSynced(file journalFile, data []byte) error {
 	if _, err := file.Write(data); err != nil {
 		return err

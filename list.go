@@ -69,7 +69,6 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 	return query, nil
 }
 
-// totalPages is ceil(total / perPage).
 func (q listQuery) totalPages(total int) int64 {
 	return (int64(total) + q.perPage - 1) / q.perPage
 }
@@ -214,10 +213,11 @@ func sortUsers(users []user, order string) {
 	type sortKey struct{ lower, exact string }
 	keys := make(map[int64]sortKey, len(users)) // lowered once each, not at every comparison
 	for _, u := range users {
-		keys[u.ID] = sortKey{strings.ToLower(u.Name), u.Name}
+		value := u.Name
 		if field == "email" {
-			keys[u.ID] = sortKey{strings.ToLower(u.Email), u.Email}
+			value = u.Email
 		}
+		keys[u.ID] = sortKey{strings.ToLower(value), value}
 	}
 	slices.SortStableFunc(users, func(a, b user) int {
 		c := cmp.Or(strings.Compare(keys[a.ID].lower, keys[b.ID].lower), strings.Compare(keys[a.ID].exact, keys[b.ID].exact))

@@ -215,7 +215,7 @@ func printTokenNotice(stderr io.Writer, logger *slog.Logger, format, writeToken,
 		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", writeToken, readToken, curl)
 }
 
-// newLogger returns the service's logger: log/slog's text or JSON lines, to out.
+// newLogger is log/slog's own text or JSON handler: no handler of our own.
 func newLogger(format string, out io.Writer) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(out, nil))

@@ -161,7 +161,6 @@ type corsPolicy struct {
 	origins   []string
 }
 
-// allows reports whether a page from origin may read the answers.
 func (p corsPolicy) allows(origin string) bool {
 	return p.anyOrigin || origin != "" && slices.Contains(p.origins, origin)
 }

@@ -46,7 +46,6 @@ func emailKey(email string) string { return strings.ToLower(email) }
 // exists reports whether u is a user: the zero user stands for an id deleted or not yet given.
 func (u user) exists() bool { return u.ID != 0 }
 
-// get returns the user with this id, if there is one.
 func (s *userStore) get(id int64) (user, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -61,7 +60,6 @@ func (s *userStore) published(id int64) (user, bool) {
 	return s.users[id], s.users[id].exists()
 }
 
-// count returns how many users there are.
 func (s *userStore) count() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
