@@ -35,9 +35,9 @@ fi
 step "fuzzing: each fuzz target for ${FUZZTIME:-10}s on top of its seeds (./fuzz.sh)"
 ./fuzz.sh
 
-step "OpenAPI lint, answers checked against the document, and the browser test (e2e/run.sh)"
+step "OpenAPI lint, answers checked against the document, generated clients, and the page in Chromium (e2e/run.sh)"
 if ! command -v npm >/dev/null 2>&1; then
-  skipped+=("e2e/ (OpenAPI lint, conformance and browser test): needs Node.js and npm")
+  skipped+=("e2e/ (OpenAPI lint, conformance, generated clients, browser tests): needs Node.js 20.19+ and npm")
 else
   # Screenshots go to a temporary folder, so that a run leaves the work tree as it was.
   rc=0; SCREENSHOTS_DIR=$(mktemp -d) e2e/run.sh all || rc=$?

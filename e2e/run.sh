@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Checks what needs Node.js: lints web/openapi.json with Redocly CLI, checks real answers of the
-# service against it through Prism's validating proxy, and drives the API explorer page in
-# Debian's Chromium (browser.test.mjs; accessibility.test.mjs: axe-core and a keyboard-only walk).
-# Each runs against a binary freshly built from this repository, started on a free loopback port
-# with -sample-data.
+# service against it through Prism's validating proxy, feeds the served document to a typed
+# client generator and to Postman's converter and runs what they make, and drives the API explorer
+# page in Debian's Chromium (browser.test.mjs; accessibility.test.mjs: axe-core and a keyboard-only
+# walk). Each runs against a binary freshly built from this repository, started on a free loopback
+# port with -sample-data.
 #
-#   e2e/run.sh [lint|conformance|browser|all]     (default: all)
+#   e2e/run.sh [lint|conformance|clients|browser|all]     (default: all)
 #
 # Exit status 0 when every step asked for passed, 1 when one failed, and 77 when the browser test
 # could not run because Chromium is missing (CHROMIUM, default /usr/bin/chromium) and the other
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 what=${1:-all}
-case $what in lint | conformance | browser | all) ;; *) echo "usage: $0 [lint|conformance|browser|all]" >&2; exit 2 ;; esac
+case $what in lint | conformance | clients | browser | all) ;; *) echo "usage: $0 [lint|conformance|clients|browser|all]" >&2; exit 2 ;; esac
 want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
 
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 # the package's own browser download cannot work here
@@ -41,7 +42,7 @@ if want lint; then
   node_modules/.bin/redocly lint ../web/openapi.json --format=stylish # rules: redocly.yaml
 fi
 
-if want conformance || want browser; then
+if want conformance || want clients || want browser; then
   # The tests start the binary themselves (services.mjs), each on a free port of 127.0.0.1.
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
@@ -52,6 +53,10 @@ if want conformance || want browser; then
   if want conformance; then
     echo "== Prism's validating proxy: real answers of the service against web/openapi.json"
     node --test --test-reporter=spec conformance.test.mjs
+  fi
+  if want clients; then
+    echo "== Generated clients: a typed client (openapi-typescript, openapi-fetch, tsc --strict) and Postman's collection (newman)"
+    node --test --test-reporter=spec clients.test.mjs
   fi
   if want browser; then
     echo "== Chromium: the API explorer page (screenshots in e2e/screenshots/), with axe and the keyboard"

@@ -1,0 +1,203 @@
+// Does the document the service serves work in the tools people feed it to? Each check below
+// takes GET /openapi.json from a running binary (the document as served, not the file) and hands
+// it to a tool independent of this repository:
+//
+// - A typed client. openapi-typescript generates TypeScript types from the document, and
+//   typed-client.ts uses them with openapi-fetch: create, read, 304, If-Match (412, then 200),
+//   merge-patch, 409, 400 with fields, 403 and delete. tsc --strict must accept the program, and
+//   the program must get every status it expects from the real server.
+// - The names a generator exports. Exported at the top level, no schema may take the name of a
+//   JavaScript global (Error, Response, URL...): a program that imports it would hide the global.
+// - Postman. openapi-to-postmanv2 converts the document into a collection whose requests carry the
+//   document's examples, and newman runs it against a fresh server started with -sample-data:
+//   every request must get its operation's success status, and the collection as imported must
+//   point at an address Postman can send to.
+import { before, after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import newman from 'newman';
+import Converter from 'openapi-to-postmanv2';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { READ_TOKEN, WRITE_TOKEN, startService } from './services.mjs';
+
+const NODE_MODULES = new URL('./node_modules', import.meta.url).pathname;
+const TSC = new URL('./node_modules/typescript/bin/tsc', import.meta.url).pathname;
+
+// The compiler's settings for the typed client, in the temporary folder it is built in:
+// - strict: every check tsc has; the point of this test.
+// - NodeNext and package.json's "type": "module": ES modules as Node runs them (top-level await).
+// - lib ES2022 and DOM: the standard fetch API (Request, Response, Headers) that openapi-fetch's
+//   types are written against, and that Node has too.
+// - types []: no @types package from node_modules (Prism brings @types/node), so the program sees
+//   only what it imports.
+// It is compiled to JavaScript, not run as TypeScript: Node 20 cannot strip types (Node 22.6 has
+// --experimental-strip-types), and stripping would not check them anyway.
+const TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2022', 'DOM'],
+    types: [],
+    outDir: 'out',
+  },
+  files: ['typed-client.ts'],
+};
+
+let service; // one server for the two typed-client checks; the Postman run gets a fresh one
+let document; // its GET /openapi.json
+let work; // a temporary folder for generated files
+
+before(async () => {
+  service = await startService();
+  document = await servedDocument(service);
+  work = await mkdtemp(join(tmpdir(), 'users-clients-'));
+});
+
+after(async () => {
+  await service?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+async function servedDocument(server) {
+  const response = await fetch(`${server.url}/openapi.json`);
+  assert.equal(response.status, 200, 'GET /openapi.json');
+  return response.json();
+}
+
+// run runs a program to its end (60 s at most) and gives its exit status and all it printed.
+function run(command, args, { env = process.env } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    let output = '';
+    child.stdout.on('data', (chunk) => { output += chunk; });
+    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, output }));
+  });
+}
+
+test('a typed client generated from the document: tsc --strict accepts it, and it gets every status it expects', async (t) => {
+  const dir = join(work, 'client');
+  await mkdir(dir);
+  // The types, as `npx openapi-typescript http://HOST/openapi.json -o api.ts` would write them.
+  await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(JSON.stringify(document))));
+  await copyFile(new URL('./typed-client.ts', import.meta.url), join(dir, 'typed-client.ts'));
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  await symlink(NODE_MODULES, join(dir, 'node_modules')); // openapi-fetch, for tsc and for Node
+
+  const typeCheck = await run(process.execPath, [TSC, '--project', dir, '--noEmit']);
+  assert.equal(typeCheck.code, 0, `tsc --strict --noEmit found type errors:\n${typeCheck.output}`);
+  const build = await run(process.execPath, [TSC, '--project', dir]);
+  assert.equal(build.code, 0, `tsc could not compile the client:\n${build.output}`);
+
+  const client = await run(process.execPath, [join(dir, 'out', 'typed-client.js')], {
+    env: { ...process.env, BASE_URL: service.url, WRITE_TOKEN, READ_TOKEN },
+  });
+  assert.equal(client.code, 0, `the typed client stopped:\n${client.output}`);
+  t.diagnostic(`the typed client got:\n${client.output.trimEnd()}`);
+});
+
+// exportedNames generates the types with every schema also exported at the top level under its
+// own name (User, ErrorBody), as most client generators name their models, and gives the names the
+// module exports, as TypeScript sees them. (--root-types alone would export SchemaUser and
+// SchemaErrorBody, names no global has; --root-types-no-schema-prefix drops that prefix.)
+async function exportedNames(openapi, name) {
+  const file = join(work, `${name}.ts`);
+  const options = { rootTypes: true, rootTypesNoSchemaPrefix: true }; // --root-types --root-types-no-schema-prefix
+  await writeFile(file, astToString(await openapiTS(JSON.stringify(openapi), options)));
+  const program = ts.createProgram([file], { noLib: true, noResolve: true });
+  const checker = program.getTypeChecker();
+  return checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file))).map((s) => s.name);
+}
+
+// globalsTaken lists the names that are also globals of JavaScript as this Node has them.
+function globalsTaken(names) {
+  const globals = new Set(Object.getOwnPropertyNames(globalThis));
+  return names.filter((name) => globals.has(name));
+}
+
+test('the generated module exports no name that is a JavaScript global', async () => {
+  const names = await exportedNames(document, 'root-types');
+  assert.ok(names.includes('User'), `the schemas are not exported at the top level: ${names}`);
+  assert.deepEqual(globalsTaken(names), [], 'exported names that hide a global of the same name');
+
+  // The check can fail: with the error schema under its old name, Error, it does.
+  const renamed = JSON.parse(JSON.stringify(document).replaceAll('"#/components/schemas/ErrorBody"', '"#/components/schemas/Error"'));
+  const { ErrorBody, ...others } = renamed.components.schemas;
+  renamed.components.schemas = { ...others, Error: ErrorBody };
+  assert.deepEqual(globalsTaken(await exportedNames(renamed, 'renamed')), ['Error']);
+});
+
+// successStatus is the status an operation answers when all goes well: the lowest 2xx it lists.
+function successStatus(operation) {
+  return Math.min(...Object.keys(operation.responses).filter((status) => /^2\d\d$/.test(status)).map(Number));
+}
+
+test('Postman: the collection converted from the document, with its examples, run by newman on a fresh server', async (t) => {
+  const fresh = await startService(); // -sample-data: the users the examples aim at
+  t.after(() => fresh.stop());
+  const served = await servedDocument(fresh);
+
+  // As Postman's importer converts it (openapi-to-postmanv2's v2 interface, which Postman uses):
+  // parametersResolution "Example" fills every parameter and body from the document's examples
+  // instead of placeholders such as <string>.
+  const converted = await promisify(Converter.convertV2)({ type: 'json', data: structuredClone(served) },
+    { parametersResolution: 'Example' });
+  assert.ok(converted.result, `the converter refused the document: ${converted.reason}`);
+  const collection = converted.output[0].data;
+
+  await t.test('as imported, the collection sends to http://localhost:8080', () => {
+    // The converter makes the document's server URL the collection variable baseUrl, with each of
+    // its server variables (here host) a variable of its own.
+    const variables = Object.fromEntries(collection.variable.map((v) => [v.key, v.value]));
+    const baseUrl = String(variables.baseUrl).replace(/\{\{(\w+)\}\}/g, (whole, name) => variables[name] ?? whole);
+    assert.match(baseUrl, /^http:\/\//, `baseUrl is ${JSON.stringify(variables.baseUrl)}: Postman cannot send to that`);
+    assert.equal(baseUrl, 'http://localhost:8080', 'not where `go run .` listens');
+  });
+
+  await t.test('every request gets its operation\'s success status', async () => {
+    // The document's bearerAuth scheme becomes the collection's bearer auth, with the token in a variable.
+    assert.equal(collection.auth?.type, 'bearer');
+    const token = /^\{\{(\w+)\}\}$/.exec(collection.auth.bearer.find((entry) => entry.key === 'token')?.value ?? '');
+    assert.ok(token, `the bearer token is not a variable: ${JSON.stringify(collection.auth)}`);
+
+    // Variables given to the run (its environment) take precedence over the collection's own:
+    // baseUrl points the whole collection at the server under test, as a user would set it.
+    const summary = await promisify(newman.run)({
+      collection,
+      envVar: [{ key: 'baseUrl', value: fresh.url }, { key: token[1], value: WRITE_TOKEN }],
+      reporters: [],
+      timeoutRequest: 10_000,
+    });
+
+    // Each request is matched to its operation by method and path (:id in Postman is {id}).
+    const notRun = new Set();
+    for (const [path, item] of Object.entries(served.paths)) {
+      for (const method of Object.keys(item).filter((key) => key !== 'parameters')) notRun.add(`${method.toUpperCase()} ${path}`);
+    }
+    const wrong = [];
+    for (const { item, request, response, requestError } of summary.run.executions) {
+      const path = '/' + item.request.url.path.map((part) => part.replace(/^:(.+)$/, '{$1}')).join('/');
+      const operation = served.paths[path]?.[request.method.toLowerCase()];
+      const what = `${request.method} ${request.url} (${item.name})`;
+      if (!operation) {
+        wrong.push(`${what}: no such operation in the document`);
+        continue;
+      }
+      notRun.delete(`${request.method} ${path}`);
+      const want = successStatus(operation);
+      const got = response ? response.code : `no answer (${requestError?.message})`;
+      if (got !== want) wrong.push(`${what}: got ${got}, want ${want}`);
+    }
+    assert.deepEqual(wrong, [], 'requests of the collection that did not get their success status');
+    assert.deepEqual([...notRun], [], 'operations of the document that the collection does not send');
+  });
+});
