@@ -266,8 +266,8 @@ func rejectQuery(r *http.Request) error {
 
 // parseID reads an id, page or per_page: positive, in canonical decimal, so each URI is the only one.
 func parseID(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n > 0 && strconv.FormatInt(n, 10) == s
+	n, err := strconv.ParseInt(s, 10, 64) // which takes a sign and leading zeros, but "+7" and "07" are not 7's URI
+	return n, err == nil && n > 0 && s[0] != '+' && s[0] != '0'
 }
 
 // userID returns the id of /api/users/{id}, which checkIDAndRole has found canonical.
