@@ -20,13 +20,14 @@ func entityTag(representation []byte) string {
 // notModified sets the ETag, and answers 304 if If-None-Match holds it (RFC 9110 §13.1.2).
 func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
 	w.Header().Set("ETag", etag)
-	if anyEntityTag(headerList(r, "If-None-Match"), func(tag string, weak bool) bool {
+	ifNoneMatch := headerList(r, "If-None-Match")
+	if ifNoneMatch == "" || !anyEntityTag(ifNoneMatch, func(tag string, weak bool) bool {
 		return tag == "*" || tag == etag // the weak comparison: W/ is ignored
 	}) {
-		w.WriteHeader(http.StatusNotModified)
-		return true
+		return false
 	}
-	return false
+	w.WriteHeader(http.StatusNotModified)
+	return true
 }
 
 // ifMatchAllows reports whether If-Match lets a change of u go ahead (RFC 9110 §13.1.1).
