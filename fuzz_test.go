@@ -389,8 +389,3 @@ func (a *answerOnce) Write(b []byte) (int, error) {
 	a.headerWritten = true
 	return a.ResponseRecorder.Write(b)
 }
-
-func (a *answerOnce) WriteString(s string) (int, error) {
-	a.headerWritten = true
-	return a.ResponseRecorder.WriteString(s)
-}
