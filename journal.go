@@ -103,14 +103,16 @@ func (j *journal) compacted() []byte {
 // openJournal locks the file and replays it (replay.go).
 func openJournal(path string, store *userStore, log *slog.Logger, slack int64) (*journal, error) {
 	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
-		return nil, fmt.Errorf("-data %s: the folder %s does not exist: create it, or name a file in another one", path, filepath.Dir(path))
+		return nil, fmt.Errorf("-data %s: there is no folder %s: create it, or name a file in another one", path, filepath.Dir(path))
 	}
 	unlock, err := lockFile(path + ".lock")
 	if err != nil {
 		return nil, err
 	}
 	j := &journal{path: path, unlock: unlock, store: store, log: log, slack: slack, rename: os.Rename, syncFolder: syncFolder,
-		createFile: func(name string) (journalFile, error) { return os.Create(name) }}
+		createFile: func(name string) (journalFile, error) {
+			return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		}}
 	if err := j.open(); err != nil {
 		unlock()
 		return nil, err
@@ -149,19 +151,25 @@ func (j *journal) writeBatch(pending []*pendingWrite) {
 		p.user, p.err = b.judge(p.change)
 	}
 	var lines []byte
+	var liveChange int64 // how the size of the compacted journal changes
 	for _, w := range b.writes {
-		lines = appendLine(lines, recordOf(w))
+		line := appendLine(nil, recordOf(w))
+		lines = append(lines, line...)
+		liveChange -= liveSize(w.before)
+		if w.after.exists() {
+			liveChange += int64(len(line)) // a put: the line compaction would write for this user
+		}
 	}
-	if err := j.append(lines); err != nil {
+	if err := j.appendLines(lines); err != nil {
 		for _, p := range pending {
 			p.user, p.err = user{}, err // whether the batch is on the disk is unknown: 500
 		}
 	} else if len(b.writes) > 0 {
 		j.store.publish(b.writes)
-		for _, w := range b.writes {
-			j.live += liveSize(w.after) - liveSize(w.before)
+		j.live += liveChange
+		if err := j.compactWhenDue(); err != nil && !j.broken() {
+			j.log.Error("journal: compaction failed; the journal is as it was, and is compacted later", "file", j.path, "error", err)
 		}
-		j.compactWhenDue()
 	}
 	for _, p := range pending {
 		p.written = true
@@ -170,7 +178,7 @@ func (j *journal) writeBatch(pending []*pendingWrite) {
 
 // append writes lines and syncs them. A failure breaks the journal: an fsync that failed must not be
 // retried and trusted, since Linux may have dropped the pages it could not write.
-func (j *journal) append(lines []byte) error {
+func (j *journal) appendLines(lines []byte) error {
 	if j.broken() {
 		return errJournalBroken
 	} else if len(lines) == 0 {
@@ -195,17 +203,18 @@ func (j *journal) breaks(what string, err error) {
 
 // compactWhenDue compacts past 4 × the live data + slack: after 3 × the live data of writes at least,
 // so each write pays a bounded share of a compaction's cost, which is the live data's.
-func (j *journal) compactWhenDue() {
-	if j.broken() || j.size <= 4*j.live+j.slack || j.size < j.retryAt {
-		return
+func (j *journal) compactWhenDue() error {
+	if j.broken() || j.size-j.slack <= 4*j.live || j.size < j.retryAt { // size-slack cannot overflow
+		return nil
 	}
 	before := j.size
-	if err := j.compact(); err != nil && !j.broken() {
-		j.retryAt = j.size + j.slack
-		j.log.Error("journal: compaction failed; the journal is as it was, and is compacted later", "file", j.path, "error", err)
-		return
+	if err := j.compact(); err != nil {
+		j.retryAt = j.size + j.live + j.slack // a compaction costs the live data: not again at once
+		return err
 	}
+	j.retryAt = 0
 	j.log.Info("journal: compacted", "file", j.path, "bytes_before", before, "bytes_after", j.size)
+	return nil
 }
 
 // compact writes the compacted journal beside the old one, syncs it, renames it over the old one

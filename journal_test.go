@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -316,14 +317,17 @@ func TestRunStopsWhenTheJournalCannotBeOpened(t *testing.T) {
 	}
 }
 
-// A journal in a folder that does not exist stops the start with a message naming the folder, not
-// the lock file beside the journal that could not be made.
+// A journal in a folder that does not exist, or whose "folder" is a file, stops the start with a
+// message naming the folder, not the lock file beside the journal that could not be made.
 func TestRunNamesAMissingFolderOfTheJournal(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "missing", "dir")
-	err := run(context.Background(), []string{"users", "-addr", "127.0.0.1:0", "-data", filepath.Join(missing, "u.jsonl")},
-		journalTestEnv, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "the folder "+missing+" does not exist") || strings.Contains(err.Error(), ".lock") {
-		t.Errorf("run returned %v, want an error that says the folder %s does not exist", err, missing)
+	aFile := filepath.Join(t.TempDir(), "a-file")
+	writeJournalFile(t, aFile, "")
+	for _, folder := range []string{filepath.Join(t.TempDir(), "missing", "dir"), aFile} {
+		err := run(context.Background(), []string{"users", "-addr", "127.0.0.1:0", "-data", filepath.Join(folder, "u.jsonl")},
+			journalTestEnv, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "there is no folder "+folder) || strings.Contains(err.Error(), ".lock") {
+			t.Errorf("run returned %v, want an error that says there is no folder %s", err, folder)
+		}
 	}
 }
 
@@ -887,6 +891,60 @@ func TestJournalStaysUnderItsBoundUnderSteadyOverwrites(t *testing.T) {
 	}
 }
 
+// A compaction keeps the journal readable by its owner alone, as the journal itself is: it holds
+// e-mail addresses.
+func TestCompactedJournalIsTheOwnersAlone(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no such file modes")
+	}
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	d := openCompactingServer(t, path, 0)
+	d.create(t, "Ann", "ann@example.com")
+	for i := range 10 {
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+	}
+	info, err := os.Stat(path)
+	if err != nil || !strings.Contains(d.log.String(), "journal: compacted") || info.Mode().Perm() != 0o600 {
+		t.Errorf("after a compaction the journal has the mode %v (%v), want -rw-------:\n%s", info.Mode(), err, d.log.String())
+	}
+}
+
+// The largest slack means "never compact while running": 4 × the live data plus it must not
+// overflow into a bound every file passes.
+func TestTheLargestSlackNeverCompacts(t *testing.T) {
+	d := openCompactingServer(t, filepath.Join(t.TempDir(), "users.jsonl"), math.MaxInt64)
+	d.create(t, "Ann", "ann@example.com")
+	for i := range 10 {
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+	}
+	if strings.Contains(d.log.String(), "compacted") {
+		t.Errorf("compacted with the largest slack:\n%s", d.log.String())
+	}
+}
+
+// A journal that is due to be compacted at start, and cannot be, stops the start (exit status 1),
+// and is left as it was.
+func TestCompactionThatFailsAtStartStopsTheStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	d := openDurableServer(t, path)
+	d.create(t, "Ann", "ann@example.com")
+	for i := range 10 {
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+	}
+	d.close()
+	before, _ := os.ReadFile(path)
+	if err := os.MkdirAll(filepath.Join(path+".compacting", "in the way"), 0o700); err != nil { // where the new file goes
+		t.Fatal(err)
+	}
+	_, err := openJournal(path, newUserStore(), newLogger("text", io.Discard), 0)
+	if err == nil || !strings.Contains(err.Error(), "compacting") {
+		t.Errorf("opening the journal returned %v, want the failed compaction", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Errorf("the journal changed:\n%s", after)
+	}
+}
+
 // createFailingFile stands for the journal's createFile: the first file it creates fails at its
 // first Write (failWrite) or Sync, as on a full disk; the files after it work.
 func createFailingFile(failWrite bool) func(string) (journalFile, error) {
@@ -945,8 +1003,23 @@ func TestCompactionThatFailsAtAnyStepLosesNoAcknowledgedWrite(t *testing.T) {
 				if !strings.Contains(logged, "writes are refused until a restart") || health != http.StatusServiceUnavailable || acknowledged == "Ann 30" {
 					t.Errorf("the journal is not broken (/healthz %d, last write acknowledged %s):\n%s", health, acknowledged, logged)
 				}
+				if strings.Contains(logged, "journal: compacted") {
+					t.Errorf("a compaction that broke the journal is logged as done:\n%s", logged)
+				}
 			} else if !strings.Contains(logged, "compaction failed") || !strings.Contains(logged, "journal: compacted") || health != http.StatusOK {
 				t.Errorf("want a failed compaction, then one that succeeds, and /healthz 200 (it is %d):\n%s", health, logged)
+			}
+			// After a failure, the next try waits for the live data's worth of writes, and once one
+			// succeeded, every compaction comes at the bound again: 4 × the live data (slack 0).
+			live := compactedSize(2, user{1, "Ann 30", "ann@example.com"})
+			tries := regexp.MustCompile(`bytes_before=(\d+)`).FindAllStringSubmatch(logged, -1)
+			for _, try := range tries[min(1, len(tries)):] {
+				if before, _ := strconv.ParseInt(try[1], 10, 64); before > 4*live+live {
+					t.Errorf("a compaction came at %d bytes, past the bound of %d and the line after it", before, 4*live)
+				}
+			}
+			if failures := strings.Count(logged, "compaction failed"); failures > 1 {
+				t.Errorf("%d failed compactions for one failure: a retry must wait", failures)
 			}
 			if !strings.Contains(logged, errDiskFull.Error()) {
 				t.Errorf("the log does not say what failed:\n%s", logged)

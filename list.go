@@ -34,7 +34,8 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 	}
 	slices.Sort(names) // so that the same query always gets the same message
 	for _, name := range names {
-		value, ok := values[name][0], true
+		value := values[name][0]
+		var ok bool // whether page or per_page was a number in canonical form
 		switch {
 		case len(values[name]) > 1:
 			return query, badRequest(fmt.Sprintf("the query parameter %s is given more than once", quoteForMessage(name)))
@@ -179,8 +180,12 @@ func (s *userStore) encodedWholeList() *encodedList {
 	s.mu.RUnlock()
 	fresh := encodeList(users, len(users), listQuery{})
 	fresh.version = version
-	s.wholeList.Store(fresh) // a slower reader may store an older one: the next reader re-encodes
-	return fresh
+	for { // keep the newest: a slower reader must not put back an older list
+		old := s.wholeList.Load()
+		if old != nil && old.version >= version || s.wholeList.CompareAndSwap(old, fresh) {
+			return fresh
+		}
+	}
 }
 
 // filter returns the users with this e-mail (unless "") whose name or e-mail contains search.

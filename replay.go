@@ -43,7 +43,10 @@ func (j *journal) open() (err error) {
 	}
 	os.Remove(j.path + ".compacting") // what a crash during a compaction may have left
 	j.file, j.size, j.live = file, goodSize, int64(len(j.compacted()))
-	j.compactWhenDue()
+	if err := j.compactWhenDue(); err != nil { // a journal that cannot be compacted stops the start
+		j.file.Close()
+		return fmt.Errorf("compacting %s: %w", j.path, err)
+	}
 	return nil
 }
 
