@@ -96,6 +96,15 @@ func (d *durableServer) mustStatus(t testing.TB, status int, method, target, bod
 	}
 }
 
+// renameAnn gives user 1, Ann, the names "Ann <from>" to "Ann <to-1>", one PATCH each: a journal
+// with more history than live data.
+func (d *durableServer) renameAnn(t testing.TB, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
+	}
+}
+
 // journalLines returns the lines of the journal file, without their newlines.
 func journalLines(t testing.TB, path string) []string {
 	t.Helper()
@@ -355,9 +364,7 @@ func TestJournalIsCompactedAtStartOncePastItsBound(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
 	d.create(t, "Ann", "ann@example.com")
-	for i := 1; i < 20; i++ {
-		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-	}
+	d.renameAnn(t, 1, 20)
 	d.close()
 	before, _ := os.ReadFile(path)
 	live := compactedSize(2, user{1, "Ann 19", "ann@example.com"})
@@ -399,9 +406,7 @@ func TestCompactedJournalKeepsUsersAndNeverReusesIDs(t *testing.T) {
 	d.create(t, "Bob", "bob@example.com")
 	d.create(t, "Cy", "cy@example.com")
 	d.mustStatus(t, http.StatusNoContent, "DELETE", "/api/users/3", "") // the newest user
-	for i := 0; i < 30; i++ {
-		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-	}
+	d.renameAnn(t, 0, 30)
 	want := d.users(t)
 
 	d.slack = 0
@@ -431,9 +436,7 @@ func TestCompactionOverwritesATemporaryFileLeftByACrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
 	d.create(t, "Ann", "ann@example.com")
-	for i := 0; i < 20; i++ {
-		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-	}
+	d.renameAnn(t, 0, 20)
 	d.close()
 	writeJournalFile(t, path+".compacting", "half a compaction, cut short by a crash")
 
@@ -900,9 +903,7 @@ func TestCompactedJournalIsTheOwnersAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openCompactingServer(t, path, 0)
 	d.create(t, "Ann", "ann@example.com")
-	for i := range 10 {
-		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-	}
+	d.renameAnn(t, 0, 10)
 	info, err := os.Stat(path)
 	if err != nil || !strings.Contains(d.log.String(), "journal: compacted") || info.Mode().Perm() != 0o600 {
 		t.Errorf("after a compaction the journal has the mode %v (%v), want -rw-------:\n%s", info.Mode(), err, d.log.String())
@@ -914,9 +915,7 @@ func TestCompactedJournalIsTheOwnersAlone(t *testing.T) {
 func TestTheLargestSlackNeverCompacts(t *testing.T) {
 	d := openCompactingServer(t, filepath.Join(t.TempDir(), "users.jsonl"), math.MaxInt64)
 	d.create(t, "Ann", "ann@example.com")
-	for i := range 10 {
-		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-	}
+	d.renameAnn(t, 0, 10)
 	if strings.Contains(d.log.String(), "compacted") {
 		t.Errorf("compacted with the largest slack:\n%s", d.log.String())
 	}
@@ -928,9 +927,7 @@ func TestCompactionThatFailsAtStartStopsTheStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.jsonl")
 	d := openDurableServer(t, path)
 	d.create(t, "Ann", "ann@example.com")
-	for i := range 10 {
-		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/1", `{"name":"Ann `+strconv.Itoa(i)+`"}`)
-	}
+	d.renameAnn(t, 0, 10)
 	d.close()
 	before, _ := os.ReadFile(path)
 	if err := os.MkdirAll(filepath.Join(path+".compacting", "in the way"), 0o700); err != nil { // where the new file goes

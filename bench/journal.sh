@@ -50,36 +50,12 @@ TOKEN=bench-write
 NO_COMPACTION=1099511627776 # 1 TiB: a bound the load never reaches
 export LC_ALL=C             # awk's length() counts bytes
 
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "installing wrk (Debian package)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-fi
-
-work=$(mktemp -d)
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  pids=()
-}
-trap 'stop_all; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+source bench/common.sh # wrk, $work, pids and stop_all, wait_for_line
 
 echo "building the service and the seeder"
 go build -o "$work/users" .
 go build -o "$work/seed" ./bench/seed
 
-# wait_for_line FILE PATTERN: print the first line of FILE matching PATTERN, waiting up to 10 s.
-wait_for_line() {
-  for _ in $(seq 100); do
-    if grep -m1 -E "$2" "$1" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "no line matching '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
 
 # start LOG ARGS...: start the service with ARGS, its log (access log included) to LOG; sets pid
 # and url once it listens.

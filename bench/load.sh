@@ -31,23 +31,7 @@ CONNECTIONS=${CONNECTIONS:-64} THREADS=${THREADS:-2} USERS=${USERS:-1000}
 TOKEN=bench-write
 read -r -a WORKLOADS <<<"${WORKLOADS:-get list mix post}" # post last: it grows the collection
 
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "installing wrk (Debian package)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-fi
-
-work=$(mktemp -d)
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  pids=()
-}
-trap 'stop_all; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
+source bench/common.sh # wrk, $work, pids and stop_all, wait_for_line
 
 echo "building the service, the floor, the Gin peer and the seeder"
 go build -o "$work/users" .
@@ -56,14 +40,6 @@ go build -o "$work/floor" ./bench/floor
 go build -o "$work/seed" ./bench/seed
 clock_ticks=$(getconf CLK_TCK)
 
-# wait_for_line FILE PATTERN: print the first line of FILE matching PATTERN, waiting up to 10 s.
-wait_for_line() {
-  for _ in $(seq 100); do
-    if grep -m1 -E "$2" "$1" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "no line matching '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime
 
