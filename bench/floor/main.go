@@ -32,7 +32,6 @@ func main() {
 	}
 	list.WriteString(`],"total":` + strconv.Itoa(*users) + `}`)
 	all := []byte(list.String())
-	contentType := []string{"application/json"}
 
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, status := one, http.StatusOK
@@ -42,7 +41,7 @@ func main() {
 		case r.Method == http.MethodGet && r.URL.Path == "/api/users":
 			body = all
 		}
-		w.Header()["Content-Type"] = contentType
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write(body)
 	})
