@@ -176,7 +176,7 @@ func (j *journal) writeBatch(pending []*pendingWrite) {
 	}
 }
 
-// append writes lines and syncs them. A failure breaks the journal: an fsync that failed must not be
+// appendLines writes lines and syncs them. A failure breaks the journal: an fsync that failed must not be
 // retried and trusted, since Linux may have dropped the pages it could not write.
 func (j *journal) appendLines(lines []byte) error {
 	if j.broken() {
