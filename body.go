@@ -79,13 +79,14 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 
 // userBody is a user as a client sent it, before the field rules are applied.
 type userBody struct {
-	name, email bodyField
+	id, name, email bodyField
 }
 
 type bodyField struct {
 	given bool // the member was in the body, null included
 	null  bool
-	text  string
+	raw   json.RawMessage // the value as sent
+	text  string          // the value of a string
 }
 
 // decodeUserBody reads one JSON object of name, email, and id only if it is the path's (pathID).
@@ -107,7 +108,6 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	} else if token != json.Delim('{') {
 		return user, badRequest(`the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`)
 	}
-	var id json.RawMessage
 	for decoder.More() {
 		token, err := decoder.Token()
 		if err != nil {
@@ -121,11 +121,7 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 		var field *bodyField
 		switch name {
 		case "id":
-			if id != nil {
-				return user, badRequest(`the member "id" appears twice: each member may appear once (RFC 8259 §4)`)
-			}
-			id = value
-			continue
+			field = &user.id
 		case "name":
 			field = &user.name
 		case "email":
@@ -136,8 +132,8 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 		if field.given {
 			return user, badRequest(fmt.Sprintf("the member %q appears twice: each member may appear once (RFC 8259 §4)", name))
 		}
-		field.given, field.null = true, string(value) == "null"
-		if !field.null && json.Unmarshal(value, &field.text) != nil {
+		field.given, field.null, field.raw = true, string(value) == "null", value
+		if name != "id" && !field.null && json.Unmarshal(value, &field.text) != nil {
 			return user, &apiError{status: http.StatusBadRequest, message: name + " must be a string",
 				fields: map[string]string{name: name + " must be a string"}}
 		}
@@ -150,9 +146,9 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	}
 	// The id is the server's to give; a client may only send back the one it read.
 	switch {
-	case id != nil && pathID == 0:
+	case user.id.given && pathID == 0:
 		return user, badRequest("id is assigned by the server: leave it out of the body")
-	case id != nil && !sameInteger(id, pathID):
+	case user.id.given && !sameInteger(user.id.raw, pathID):
 		return user, badRequest(fmt.Sprintf("id in the body must be the id of the path (%d), or left out", pathID))
 	}
 	return user, nil

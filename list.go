@@ -180,12 +180,8 @@ func (s *userStore) encodedWholeList() *encodedList {
 	s.mu.RUnlock()
 	fresh := encodeList(users, len(users), listQuery{})
 	fresh.version = version
-	for { // keep the newest: a slower reader must not put back an older list
-		old := s.wholeList.Load()
-		if old != nil && old.version >= version || s.wholeList.CompareAndSwap(old, fresh) {
-			return fresh
-		}
-	}
+	s.wholeList.Store(fresh) // should a slower reader store an older version, the next read encodes again
+	return fresh
 }
 
 // filter returns the users with this e-mail (unless "") whose name or e-mail contains search.
