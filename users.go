@@ -53,8 +53,8 @@ func (a *api) resources() []resource {
 		}},
 		{"/api/users/{id}", []endpoint{
 			{http.MethodGet, roleRead, a.getUser},
-			{http.MethodPut, roleWrite, a.replaceUser},
-			{http.MethodPatch, roleWrite, a.patchUser},
+			{http.MethodPut, roleWrite, a.update(opReplace)},
+			{http.MethodPatch, roleWrite, a.update(opPatch)},
 			{http.MethodDelete, roleWrite, a.deleteUser},
 		}},
 		{"/healthz", []endpoint{{http.MethodGet, roleNone, a.health}}},
@@ -164,32 +164,25 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 // PUT replaces the whole user, so both fields are required (RFC 9110 §9.3.4); it never creates.
-func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
-	return a.update(w, r, opReplace)
-}
-
-// PATCH changes only the fields it names: a JSON Merge Patch (RFC 7396).
-func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
-	return a.update(w, r, opPatch)
-}
-
-// update answers with the stored user, its ETag, and Content-Location (RFC 9110 §8.7), so a client
-// can send If-Match next without reading first.
-func (a *api) update(w http.ResponseWriter, r *http.Request, op changeOp) error {
-	id := userID(r)
-	name, email, err := readUser(w, r, id)
-	if err != nil {
-		return err
+// PATCH changes only the fields it names: a JSON Merge Patch (RFC 7396). Both answer with the user,
+// its ETag, and Content-Location (RFC 9110 §8.7), so a client can send If-Match next without a GET.
+func (a *api) update(op changeOp) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id := userID(r)
+		name, email, err := readUser(w, r, id)
+		if err != nil {
+			return err
+		}
+		updated, err := a.writer.commit(change{op: op, id: id, name: name, email: email, ifMatch: headerList(r, "If-Match")})
+		if err != nil {
+			return err
+		}
+		body := marshal(updated)
+		w.Header().Set("Content-Location", userPath(id))
+		w.Header().Set("ETag", entityTag(body))
+		writeJSON(w, http.StatusOK, body)
+		return nil
 	}
-	updated, err := a.writer.commit(change{op: op, id: id, name: name, email: email, ifMatch: headerList(r, "If-Match")})
-	if err != nil {
-		return err
-	}
-	body := marshal(updated)
-	w.Header().Set("Content-Location", userPath(id))
-	w.Header().Set("ETag", entityTag(body))
-	writeJSON(w, http.StatusOK, body)
-	return nil
 }
 
 // DELETE removes the user; again, it is 404, but the state is the same: idempotent (RFC 9110 §9.2.2).
