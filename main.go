@@ -191,12 +191,11 @@ func isListenAddress(addr string) bool {
 
 // loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits, to be shown once.
 func loadTokens(value string) (t *tokens, writeToken, readToken string, err error) {
-	if strings.TrimSpace(value) != "" {
-		t, err = parseTokens(value)
-		return t, "", "", err
+	if strings.TrimSpace(value) == "" {
+		writeToken, readToken = randomHex(16), randomHex(16)
+		value = writeToken + ":write," + readToken + ":read"
 	}
-	writeToken, readToken = randomHex(16), randomHex(16)
-	t, err = parseTokens(writeToken + ":write," + readToken + ":read")
+	t, err = parseTokens(value)
 	return t, writeToken, readToken, err
 }
 
