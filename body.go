@@ -108,6 +108,7 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	} else if token != json.Delim('{') {
 		return user, badRequest(`the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`)
 	}
+	members := map[string]*bodyField{"id": &user.id, "name": &user.name, "email": &user.email}
 	for decoder.More() {
 		token, err := decoder.Token()
 		if err != nil {
@@ -118,15 +119,8 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 		if err := decoder.Decode(&value); err != nil {
 			return user, syntaxError(err)
 		}
-		var field *bodyField
-		switch name {
-		case "id":
-			field = &user.id
-		case "name":
-			field = &user.name
-		case "email":
-			field = &user.email
-		default:
+		field, known := members[name]
+		if !known {
 			return user, badRequest(fmt.Sprintf("unknown field %s: a user has only name and email", quoteForMessage(name)))
 		}
 		if field.given {
