@@ -28,8 +28,8 @@ func benchServer(b *testing.B, n int) *testServer {
 	b.Helper()
 	s := newTestServer(b)
 	for i := 1; i <= n; i++ {
-		c := change{op: opCreate, name: "Seed User " + strconv.Itoa(i), email: "seed" + strconv.Itoa(i) + "@bench.test"}
-		if _, err := s.writer.commit(c); err != nil {
+		c := createChange("Seed User "+strconv.Itoa(i), "seed"+strconv.Itoa(i)+"@bench.test")
+		if _, err := s.store.commit(c); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -256,8 +256,8 @@ func BenchmarkDeleteUser(b *testing.B) {
 				s.store.mu.RUnlock()
 				request := newBenchRequest("DELETE", "/api/users/"+strconv.FormatInt(first, 10), "", asWriter...)
 				expectStatus(b, request.send(s.handler, w, nil), http.StatusNoContent)
-				c := change{op: opCreate, name: "Seed User", email: "new" + strconv.Itoa(i) + "-" + strconv.FormatInt(first, 10) + "@bench.test"}
-				if _, err := s.writer.commit(c); err != nil {
+				c := createChange("Seed User", "new"+strconv.Itoa(i)+"-"+strconv.FormatInt(first, 10)+"@bench.test")
+				if _, err := s.store.commit(c); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -31,20 +31,16 @@ var (
 	acceptHeaders = map[string]string{http.MethodPost: "Accept-Post", http.MethodPatch: "Accept-Patch"}
 )
 
-// readUser reads a POST, PUT or PATCH body: 415, 413, then 400 for the query or the body.
-func readUser(w http.ResponseWriter, r *http.Request, pathID int64) (name, email string, err error) {
+// readUserBody reads a POST, PUT or PATCH body: 415, 413, then 400 for the query or the body.
+func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 	body, err := readJSONBody(w, r)
 	if err != nil {
-		return "", "", err
+		return userBody{}, err
 	}
 	if err := rejectQuery(r); err != nil {
-		return "", "", err
+		return userBody{}, err
 	}
-	fields, err := decodeUserBody(body, pathID)
-	if err != nil {
-		return "", "", err
-	}
-	return fields.validate(r.Method == http.MethodPatch)
+	return decodeUserBody(body)
 }
 
 // readJSONBody checks the media type and the size, and returns the whole body: read to its end
@@ -89,8 +85,8 @@ type bodyField struct {
 	text  string          // the value of a string
 }
 
-// decodeUserBody reads one JSON object of name, email, and id only if it is the path's (pathID).
-func decodeUserBody(body []byte, pathID int64) (userBody, error) {
+// decodeUserBody reads one JSON object whose members are among id, name and email.
+func decodeUserBody(body []byte) (userBody, error) {
 	var user userBody
 	switch {
 	case !utf8.Valid(body): // encoding/json would quietly turn bad bytes into U+FFFD
@@ -114,7 +110,10 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 		if err != nil {
 			return user, syntaxError(err)
 		}
-		name := token.(string) // inside an object, the decoder gives member names as strings
+		name, ok := token.(string)
+		if !ok { // inside an object the decoder gives member names as strings: never reached
+			return user, badRequest("the body is not valid JSON")
+		}
 		var value json.RawMessage
 		if err := decoder.Decode(&value); err != nil {
 			return user, syntaxError(err)
@@ -128,8 +127,7 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 		}
 		field.given, field.null, field.raw = true, string(value) == "null", value
 		if name != "id" && !field.null && json.Unmarshal(value, &field.text) != nil {
-			return user, &apiError{status: http.StatusBadRequest, message: name + " must be a string",
-				fields: map[string]string{name: name + " must be a string"}}
+			return user, fieldProblems{{name, name + " must be a string"}}.err()
 		}
 	}
 	if _, err := decoder.Token(); err != nil { // the closing brace
@@ -138,14 +136,44 @@ func decodeUserBody(body []byte, pathID int64) (userBody, error) {
 	if _, err := decoder.Token(); err != io.EOF {
 		return user, badRequest("the body must hold one JSON object and nothing after it")
 	}
-	// The id is the server's to give; a client may only send back the one it read.
-	switch {
-	case user.id.given && pathID == 0:
-		return user, badRequest("id is assigned by the server: leave it out of the body")
-	case user.id.given && !sameInteger(user.id.raw, pathID):
-		return user, badRequest(fmt.Sprintf("id in the body must be the id of the path (%d), or left out", pathID))
-	}
 	return user, nil
+}
+
+// newUser applies the rules of a POST body: the whole user, and no id, which is the server's to give.
+func (u userBody) newUser() (userFields, error) {
+	if u.id.given {
+		return userFields{}, badRequest("id is assigned by the server: leave it out of the body")
+	}
+	return u.fields(required)
+}
+
+// replacement applies the rules of a PUT body: the whole user, and an id only if it is the path's.
+func (u userBody) replacement(id int64) (userFields, error) {
+	if err := u.idIsThePaths(id); err != nil {
+		return userFields{}, err
+	}
+	return u.fields(required)
+}
+
+// patch applies the rules of a PATCH body (a JSON Merge Patch, RFC 7396): the fields it changes,
+// at least one, and an id only if it is the path's.
+func (u userBody) patch(id int64) (userFields, error) {
+	if err := u.idIsThePaths(id); err != nil {
+		return userFields{}, err
+	}
+	if !u.name.given && !u.email.given {
+		return userFields{}, badRequest("the patch changes nothing: give name, email or both")
+	}
+	return u.fields(optional)
+}
+
+// idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path: clients often send
+// back what they read.
+func (u userBody) idIsThePaths(id int64) error {
+	if u.id.given && !sameInteger(u.id.raw, id) {
+		return badRequest(fmt.Sprintf("id in the body must be the id of the path (%d), or left out", id))
+	}
+	return nil
 }
 
 // sameInteger reports whether a JSON value is id: 7, 7.0 or 7e0, but beyond 2^53 only 7.
@@ -168,44 +196,50 @@ func syntaxError(err error) error {
 	return badRequest("the body is not valid JSON")
 }
 
-// validate applies the field rules and returns the values to store ("" for a field a PATCH keeps).
-// Every failing field is reported at once, so that a form can show them all.
-func (u userBody) validate(patch bool) (name, email string, err error) {
-	if patch && !u.name.given && !u.email.given {
-		return "", "", badRequest("the patch changes nothing: give name, email or both")
-	}
-	name, nameProblem := u.name.check("name", !patch, nameRule)
-	email, emailProblem := u.email.check("email", !patch, emailRule)
-	if nameProblem == "" && emailProblem == "" {
-		return name, email, nil
-	}
-	fields, sentences := map[string]string{}, []string{}
-	for _, p := range [][2]string{{"name", nameProblem}, {"email", emailProblem}} {
-		if field, problem := p[0], p[1]; problem != "" {
-			fields[field] = problem
-			sentences = append(sentences, problem)
+// A presence says whether a body must give a field: POST and PUT must give both, PATCH only the
+// ones it changes.
+type presence int
+
+const (
+	required presence = iota
+	optional
+)
+
+// fields applies the field rules to name and email. Every failing field is reported at once, name
+// first, so that a form can show them all.
+func (u userBody) fields(p presence) (userFields, error) {
+	name, nameProblem := u.name.check("name", p, nameRule)
+	email, emailProblem := u.email.check("email", p, emailRule)
+	var problems fieldProblems
+	for _, fp := range []fieldProblem{{"name", nameProblem}, {"email", emailProblem}} {
+		if fp.problem != "" {
+			problems = append(problems, fp)
 		}
 	}
-	return "", "", &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: fields}
+	if len(problems) > 0 {
+		return userFields{}, problems.err()
+	}
+	return userFields{name: name, email: email}, nil
 }
 
-// check returns the field's text, trimmed, or its problem. null is missing: a PATCH cannot remove one.
-func (f bodyField) check(field string, required bool, rule func(string) string) (string, string) {
+// check returns the field's text, trimmed, or its problem; nil text for an optional field left
+// out. null is a problem: both fields are required, so a PATCH cannot remove one.
+func (f bodyField) check(field string, p presence, rule func(string) string) (*string, string) {
 	text := strings.TrimSpace(f.text)
 	switch {
 	case f.null:
-		return "", field + " is required and cannot be null"
-	case !f.given && required:
-		return "", field + " is required"
+		return nil, field + " is required and cannot be null"
+	case !f.given && p == required:
+		return nil, field + " is required"
 	case !f.given:
-		return "", ""
+		return nil, ""
 	case text == "":
-		return "", field + " must not be empty"
+		return nil, field + " must not be empty"
 	}
 	if problem := rule(text); problem != "" {
-		return "", problem
+		return nil, problem
 	}
-	return text, ""
+	return &text, ""
 }
 
 // nameRule and emailRule return what is wrong with a name or an e-mail, or "".

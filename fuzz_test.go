@@ -39,9 +39,9 @@ func requireAnswerToClient(t *testing.T, err error, status int) *apiError {
 	if e.message == "" || len(e.message) > 400 || !utf8.ValidString(e.message) {
 		t.Fatalf("the message %q is empty, too long or not UTF-8", e.message)
 	}
-	for field := range e.fields {
-		if field != "name" && field != "email" {
-			t.Fatalf("fields names %q", field)
+	for _, p := range e.fields {
+		if p.field != "name" && p.field != "email" || p.problem == "" {
+			t.Fatalf("fields has %q: %q", p.field, p.problem)
 		}
 	}
 	return e
@@ -66,19 +66,34 @@ func FuzzDecodeUserBody(f *testing.F) {
 		f.Add([]byte(body), int64(7), true)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, pathID int64, patch bool) {
-		if pathID < 0 {
-			pathID = 0 // the path's id is positive, or 0 for POST
+		if pathID <= 0 {
+			pathID, patch = 0, false // the path's id is positive, or 0 for POST
 		}
-		decoded, err := decodeUserBody(body, pathID)
+		decoded, err := decodeUserBody(body)
 		if err != nil {
 			requireAnswerToClient(t, err, http.StatusBadRequest)
 			return
 		}
-		name, email, err := decoded.validate(patch)
+		var fields userFields
+		switch {
+		case pathID == 0:
+			fields, err = decoded.newUser()
+		case patch:
+			fields, err = decoded.patch(pathID)
+		default:
+			fields, err = decoded.replacement(pathID)
+		}
 		if err != nil {
 			requireAnswerToClient(t, err, http.StatusBadRequest)
 			return
 		}
+		stored := func(value *string) string {
+			if value == nil {
+				return ""
+			}
+			return *value
+		}
+		name, email := stored(fields.name), stored(fields.email)
 
 		// Accepted: check it against what encoding/json makes of the same bytes.
 		if !utf8.Valid(body) || !json.Valid(body) {

@@ -799,7 +799,7 @@ func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	s.log = newLogger("text", logs)
 	s.build()
 	for i := 0; i < 10000; i++ { // a list of about 600 KB
-		if _, err := s.writer.commit(change{op: opCreate, name: fmt.Sprintf("User %d", i), email: fmt.Sprintf("user%d@example.com", i)}); err != nil {
+		if _, err := s.store.commit(createChange(fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1555,18 +1555,18 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		commit writerFunc
+		disk   diskFile
 		logged string
 	}{
-		{"a panic", func(change) (user, error) { panic("the disk is on fire") }, "the disk is on fire"},
-		{"an unforeseen error", func(change) (user, error) { return user{}, errors.New("the disk is full") }, "the disk is full"},
+		{"a panic", func([]byte) (int, error) { panic("the disk is on fire") }, "the disk is on fire"},
+		{"an unforeseen error", func([]byte) (int, error) { return 0, errors.New("the disk is full") }, "the disk is full"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := serverWithThreeUsers(t)
 			logs := &syncLog{}
 			s.log = newLogger("text", logs)
-			s.writer = c.commit
 			s.build()
+			s.journalOn(c.disk)
 			w := s.do("POST", "/api/users", eveJSON, asWriterWithJSON...)
 			if w.Code != 500 {
 				t.Fatalf("status %d, want 500", w.Code)

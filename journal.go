@@ -8,39 +8,32 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
 // With -data FILE, the store stays in memory and the file becomes its write-ahead journal (README,
 // "Durability with -data"): each write is a line of JSON, answered only once it is on the disk
 // (fsync), and only then seen by readers, so a crash at any instant loses no acknowledged write.
-// Writers queue their changes; the writer that holds writeMu takes every change queued so far as
-// one batch, judges each, appends the batch with one write and one fsync, then publishes it: the
-// writers that waited for one fsync share the next (group commit). Once the file passes 4 × the
-// live data plus a slack, it is rewritten as the live users alone (compact), so the journal stays
-// small however long the server runs.
+// The journal is the store's persistence, not a second writer: the store's writer calls it while
+// holding writeMu, to append a batch (store.go), and a start replays the file into the store
+// (replay.go). Once the file passes 4 × the live data plus a slack, it is rewritten as the live
+// users alone (compaction), so the journal stays small however long the server runs.
 
 var errJournalBroken = errors.New("the journal is broken after a failed write: writes are refused until a restart")
 
+// A journal is the file of one store. Only the store's writer uses it, while it holds writeMu.
 type journal struct {
 	path    string
-	file    journalFile
-	unlock  func()
-	store   *userStore
 	log     *slog.Logger
-	size    int64 // where the last good record ends: a failed write is cut back to here
-	live    int64 // the size of the file if it were compacted now
 	slack   int64 // the file is compacted once it passes 4 × live + slack
-	retryAt int64 // after a compaction failed, the size at which to try again
+	file    journalFile
+	unlock  func() // releases the lock that keeps the file to one server
+	size    int64  // where the last good record ends: a failed write is cut back to here
+	live    int64  // the size of the file if it were compacted now
+	retryAt int64  // after a compaction failed, the size at which to try again
 	failed  atomic.Bool
 
-	queueMu sync.Mutex
-	queue   []*pendingWrite // the changes waiting for the next batch
-	writeMu sync.Mutex      // held by the one writer that writes a batch: the store's only writer
-	closed  bool            // once the server has stopped; guarded by writeMu
-
-	// The file system as a compaction uses it; tests replace these to make each step fail.
+	// The file system as the journal uses it; tests replace these to make each step fail.
 	createFile func(name string) (journalFile, error)
 	rename     func(from, to string) error
 	syncFolder func(folder string) error
@@ -54,28 +47,29 @@ type journalFile interface {
 	Close() error
 }
 
-// A pendingWrite is a change in the queue; the writer of its batch fills in the outcome.
-type pendingWrite struct {
-	change  change
-	user    user
-	err     error
-	written bool // guarded by writeMu
+// newJournal returns the journal of the file at path, to be opened by openUserStore.
+func newJournal(path string, log *slog.Logger, slack int64) *journal {
+	return &journal{path: path, log: log, slack: slack, rename: os.Rename, syncFolder: syncFolder,
+		createFile: func(name string) (journalFile, error) {
+			return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		}}
 }
 
 // A record is one line of the journal.
 type record struct {
-	Op    string  `json:"op"`
-	ID    int64   `json:"id"`
+	Op string `json:"op"`
+	// ID is a user's id, or in next_id the next id to give: 2^63 once every id has been given.
+	ID    uint64  `json:"id"`
 	Name  *string `json:"name,omitempty"`
 	Email *string `json:"email,omitempty"`
 }
 
 // recordOf is the record that makes a write durable: the user as it now is, or its deletion.
 func recordOf(w write) record {
-	if !w.after.exists() {
-		return record{Op: "delete", ID: w.id}
+	if w.after == nil {
+		return record{Op: "delete", ID: uint64(w.id)}
 	}
-	return record{Op: "put", ID: w.id, Name: &w.after.Name, Email: &w.after.Email}
+	return record{Op: "put", ID: uint64(w.id), Name: &w.after.Name, Email: &w.after.Email}
 }
 
 // appendLine appends a record and its newline: JSON Lines.
@@ -83,106 +77,37 @@ func appendLine(lines []byte, r record) []byte {
 	return append(append(lines, marshal(r)...), '\n')
 }
 
-// liveSize is the size of u's line in a compacted journal: none for the zero user.
-func liveSize(u user) int64 {
-	if !u.exists() {
+// liveSize is the size of u's line in a compacted journal: none when there is no user.
+func liveSize(u *user) int64 {
+	if u == nil {
 		return 0
 	}
 	return int64(len(appendLine(nil, recordOf(write{id: u.ID, after: u}))))
 }
 
-// compacted is the journal of the live users alone: next_id, so ids are never reused, and a put each.
-func (j *journal) compacted() []byte {
-	lines := appendLine(nil, record{Op: "next_id", ID: j.store.nextID})
-	for _, u := range j.store.allUsers() {
-		lines = appendLine(lines, recordOf(write{id: u.ID, after: u}))
+// compacted is the journal of s's live users alone: next_id, so ids are never reused, and a put each.
+func (j *journal) compacted(s *userStore) []byte {
+	users, _ := s.allUsers()
+	lines := appendLine(nil, record{Op: "next_id", ID: uint64(s.lastGivenID()) + 1})
+	for _, u := range users {
+		lines = appendLine(lines, recordOf(write{id: u.ID, after: &u}))
 	}
 	return lines
 }
 
-// openJournal locks the file and replays it (replay.go).
-func openJournal(path string, store *userStore, log *slog.Logger, slack int64) (*journal, error) {
-	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
-		return nil, fmt.Errorf("-data %s: there is no folder %s: create it, or name a file in another one", path, filepath.Dir(path))
-	}
-	unlock, err := lockFile(path + ".lock")
-	if err != nil {
-		return nil, err
-	}
-	j := &journal{path: path, unlock: unlock, store: store, log: log, slack: slack, rename: os.Rename, syncFolder: syncFolder,
-		createFile: func(name string) (journalFile, error) {
-			return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		}}
-	if err := j.open(); err != nil {
-		unlock()
-		return nil, err
-	}
-	return j, nil
-}
-
-// commit queues a change, and returns once a writer has made it durable and published it.
-func (j *journal) commit(c change) (user, error) {
-	w := &pendingWrite{change: c}
-	j.queueMu.Lock()
-	j.queue = append(j.queue, w)
-	j.queueMu.Unlock()
-	j.writeMu.Lock() // while a batch is written, the changes that come gather in the queue
-	defer j.writeMu.Unlock()
-	if !w.written && !j.closed { // no writer has taken it with its batch: this one writes them all
-		j.queueMu.Lock()
-		batch := j.queue
-		j.queue = nil
-		j.queueMu.Unlock()
-		j.writeBatch(batch)
-	}
-	if !w.written {
-		return user{}, errors.New("the journal is closed")
-	}
-	return w.user, w.err
-}
-
-// broken reports whether a write has failed: writes are then refused until a restart.
-func (j *journal) broken() bool { return j.failed.Load() }
-
-// writeBatch judges a batch, makes it durable, publishes it and compacts if due, then answers it.
-func (j *journal) writeBatch(pending []*pendingWrite) {
-	b := j.store.newBatch()
-	for _, p := range pending {
-		p.user, p.err = b.judge(p.change)
-	}
+// append writes the records of a batch with one write and one fsync: once it returns nil, the
+// batch is durable. A failure breaks the journal: an fsync that failed must not be retried and
+// trusted, since Linux may have dropped the pages it could not write.
+func (j *journal) append(writes []write) error {
 	var lines []byte
 	var liveChange int64 // how the size of the compacted journal changes
-	for _, w := range b.writes {
+	for _, w := range writes {
 		line := appendLine(nil, recordOf(w))
 		lines = append(lines, line...)
 		liveChange -= liveSize(w.before)
-		if w.after.exists() {
+		if w.after != nil {
 			liveChange += int64(len(line)) // a put: the line compaction would write for this user
 		}
-	}
-	if err := j.appendLines(lines); err != nil {
-		for _, p := range pending {
-			p.user, p.err = user{}, err // whether the batch is on the disk is unknown: 500
-		}
-	} else if len(b.writes) > 0 {
-		j.store.publish(b.writes)
-		j.live += liveChange
-		if err := j.compactWhenDue(); err != nil && !j.broken() {
-			j.log.Error("journal: compaction failed; the journal is as it was, and is compacted later", "file", j.path, "error", err)
-		}
-	}
-	for _, p := range pending {
-		p.written = true
-	}
-}
-
-// appendLines writes lines and syncs them. A failure breaks the journal: an fsync that failed must not be
-// retried and trusted, since Linux may have dropped the pages it could not write.
-func (j *journal) appendLines(lines []byte) error {
-	if j.broken() {
-		return errJournalBroken
-	} else if len(lines) == 0 {
-		return nil
 	}
 	if err := writeSynced(j.file, lines); err != nil {
 		j.breaks("a write failed", err)
@@ -192,8 +117,13 @@ func (j *journal) appendLines(lines []byte) error {
 		return fmt.Errorf("%w: %v", errJournalBroken, err)
 	}
 	j.size += int64(len(lines))
+	j.live += liveChange
 	return nil
 }
+
+// broken reports whether a write has failed: writes are then refused until a restart. /healthz
+// asks it without holding writeMu, hence the atomic.
+func (j *journal) broken() bool { return j.failed.Load() }
 
 // breaks marks the journal broken: writes are refused until a restart, reads go on.
 func (j *journal) breaks(what string, err error) {
@@ -201,15 +131,19 @@ func (j *journal) breaks(what string, err error) {
 	j.log.Error("journal: "+what+"; writes are refused until a restart", "file", j.path, "error", err)
 }
 
-// compactWhenDue compacts past 4 × the live data + slack: after 3 × the live data of writes at least,
-// so each write pays a bounded share of a compaction's cost, which is the live data's.
-func (j *journal) compactWhenDue() error {
+// compactWhenDue compacts past 4 × the live data + slack: after 3 × the live data of writes at
+// least, so each write pays a bounded share of a compaction's cost, which is the live data's. A
+// failure is logged and returned, and the next attempt waits for as many bytes again.
+func (j *journal) compactWhenDue(s *userStore) error {
 	if j.broken() || j.size-j.slack <= 4*j.live || j.size < j.retryAt { // size-slack cannot overflow
 		return nil
 	}
 	before := j.size
-	if err := j.compact(); err != nil {
-		j.retryAt = j.size + j.live + j.slack // a compaction costs the live data: not again at once
+	if err := j.compact(s); err != nil {
+		j.retryAt = j.size + j.live + j.slack
+		if !j.broken() {
+			j.log.Error("journal: compaction failed; the file is as it was", "file", j.path, "error", err)
+		}
 		return err
 	}
 	j.retryAt = 0
@@ -219,10 +153,10 @@ func (j *journal) compactWhenDue() error {
 
 // compact writes the compacted journal beside the old one, syncs it, renames it over the old one
 // and syncs the folder, so a crash at any moment leaves either file, each with every acknowledged
-// write. Readers never wait: the store's only writer reads it without their lock. A failure before
-// the rename keeps the old file; one after it breaks the journal, as the rename may not be durable.
-func (j *journal) compact() error {
-	lines, temporary := j.compacted(), j.path+".compacting"
+// write. Readers never wait: it reads the store under the read lock. A failure before the rename
+// keeps the old file; one after it breaks the journal, as the rename may not be durable.
+func (j *journal) compact(s *userStore) error {
+	lines, temporary := j.compacted(s), j.path+".compacting"
 	file, err := j.createFile(temporary)
 	if err == nil {
 		err = writeSynced(file, lines)
@@ -263,16 +197,14 @@ func writeSynced(file journalFile, data []byte) error {
 	return file.Sync()
 }
 
-// close waits for the batch being written, if any, and releases the file.
+// close releases the file and its lock. The store calls it while holding writeMu, so no batch is
+// being written.
 func (j *journal) close() {
-	j.writeMu.Lock()
-	defer j.writeMu.Unlock()
-	j.closed = true
 	j.file.Close()
 	j.unlock()
 }
 
-// syncFolder makes a rename in the folder durable.
+// syncFolder makes the names in a folder durable: a file just created, or a rename.
 func syncFolder(folder string) error {
 	if runtime.GOOS == "windows" {
 		return nil // Windows cannot sync a folder; NTFS journals the rename itself

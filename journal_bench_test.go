@@ -27,12 +27,12 @@ func BenchmarkDurableCreate(b *testing.B) {
 	for _, writers := range []int{1, 16, 64} {
 		b.Run("writers="+strconv.Itoa(writers), func(b *testing.B) {
 			s := newTestServer(b)
-			j, err := openJournal(filepath.Join(b.TempDir(), "users.jsonl"), s.store, newLogger("text", io.Discard), 1<<20)
+			store, err := openUserStore(newJournal(filepath.Join(b.TempDir(), "users.jsonl"), newLogger("text", io.Discard), 1<<20))
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer j.close()
-			s.writer = j
+			defer store.close()
+			s.store = store
 			s.build()
 			benchmarkCreates(b, s, writers)
 		})

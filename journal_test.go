@@ -48,18 +48,30 @@ func openCompactingServer(t testing.TB, path string, slack int64) *durableServer
 	t.Helper()
 	s := newTestServer(t)
 	log := &syncLog{}
-	j, err := openJournal(path, s.store, newLogger("text", log), slack)
+	store, err := openUserStore(newJournal(path, newLogger("text", log), slack))
 	if err != nil {
 		t.Fatalf("opening the journal: %v", err)
 	}
-	s.writer = j
+	s.store = store
 	s.build()
-	d := &durableServer{testServer: s, journal: j, path: path, slack: slack, log: log}
+	d := &durableServer{testServer: s, journal: store.journal, path: path, slack: slack, log: log}
 	t.Cleanup(d.close)
 	return d
 }
 
-func (d *durableServer) close() { d.closing.Do(d.journal.close) }
+func (d *durableServer) close() { d.closing.Do(d.store.close) }
+
+// changeJournal changes the journal as its writer would: holding writeMu.
+func (d *durableServer) changeJournal(change func(j *journal)) {
+	d.store.writeMu.Lock()
+	defer d.store.writeMu.Unlock()
+	change(d.journal)
+}
+
+// useFile puts a stand-in, made from the open file, in place of the journal's file.
+func (d *durableServer) useFile(standIn func(*os.File) journalFile) {
+	d.changeJournal(func(j *journal) { j.file = standIn(j.file.(*os.File)) })
+}
 
 // restart stops the server and starts a new one on the same journal, as after a crash: nothing
 // but the file carries over.
@@ -186,12 +198,115 @@ func TestIDsAreNeverReusedAfterARestart(t *testing.T) {
 	}
 }
 
+// Creating the journal makes its name durable: the folder is synced once the file is made, since
+// a file's own fsync does not keep its name, and the writes in it, through a power loss.
+func TestCreatingTheJournalSyncsItsFolder(t *testing.T) {
+	folder := t.TempDir()
+	path := filepath.Join(folder, "users.jsonl")
+	open := func() (synced []string) {
+		j := newJournal(path, newLogger("text", io.Discard), 1<<20)
+		j.syncFolder = func(folder string) error {
+			synced = append(synced, folder)
+			return syncFolder(folder)
+		}
+		s, err := openUserStore(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.close()
+		return synced
+	}
+	if synced := open(); len(synced) != 1 || synced[0] != folder {
+		t.Errorf("creating the journal synced the folders %q, want %q once", synced, folder)
+	}
+	if synced := open(); len(synced) != 0 {
+		t.Errorf("opening a journal that exists synced %q: its name is durable already", synced)
+	}
+}
+
+// A new journal whose folder cannot be synced is refused: its writes could vanish with its name.
+func TestNewJournalWhoseFolderCannotBeSyncedIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	j := newJournal(path, newLogger("text", io.Discard), 1<<20)
+	j.syncFolder = func(string) error { return errDiskFull }
+	if s, err := openUserStore(j); err == nil {
+		s.close()
+		t.Fatal("the journal opened, though its folder could not be synced")
+	} else if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), errDiskFull.Error()) {
+		t.Errorf("error %q does not name the file and the failure", err)
+	}
+}
+
+// Ids may be any positive 64-bit integer: a journal whose next id is 2^62 starts, and its next
+// user gets that id. The store takes the memory of its users, never of the largest id.
+func TestAHugeNextIDTakesNoMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	writeJournalFile(t, path, `{"op":"next_id","id":4611686018427387904}`+"\n")
+	before := liveHeap()
+	d := openDurableServer(t, path)
+	if created := d.create(t, "Ann", "ann@example.com"); created.ID != 1<<62 {
+		t.Errorf("the next user has id %d, want 2^62", created.ID)
+	}
+	if grown := int64(liveHeap()) - int64(before); grown > 64<<20 {
+		t.Errorf("the heap grew by %d MiB for one user", grown>>20)
+	}
+	d = d.restart(t)
+	if got := d.users(t); got[1<<62].Name != "Ann" || len(got) != 1 {
+		t.Errorf("after a restart: %v, want Ann with id 2^62", got)
+	}
+}
+
+// liveHeap returns the bytes of heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// The last id is 2^63-1 (README, "Decisions"): it is given once, and every create after it is 409,
+// never a negative id, also after a restart and a compaction.
+func TestTheLastIDIsGivenOnceAndThenCreatesAre409(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	writeJournalFile(t, path, `{"op":"next_id","id":9223372036854775807}`+"\n")
+	d := openCompactingServer(t, path, 0)
+	if created := d.create(t, "Ann", "ann@example.com"); created.ID != math.MaxInt64 {
+		t.Fatalf("the next user has id %d, want 2^63-1", created.ID)
+	}
+	noIDLeft := func(d *durableServer) {
+		t.Helper()
+		w := d.do("POST", "/api/users", userJSON("Bob", "bob@example.com"), join(asWriter, asJSON)...)
+		if message, _ := wantError(t, w, http.StatusConflict); !strings.Contains(message, "no id is left") {
+			t.Errorf("message %q does not say that no id is left", message)
+		}
+	}
+	noIDLeft(d)
+	for _, name := range []string{"Ann Lee", "Ann Smith", "Ann Jones"} { // history for compaction to drop
+		d.mustStatus(t, http.StatusOK, "PATCH", "/api/users/9223372036854775807", `{"name":"`+name+`"}`)
+	}
+	d.mustStatus(t, http.StatusNoContent, "DELETE", "/api/users/9223372036854775807", "")
+	noIDLeft(d)
+
+	d = d.restart(t) // replays, then compacts the file to its next_id alone
+	if lines := journalLines(t, path); len(lines) != 1 || lines[0] != `{"op":"next_id","id":9223372036854775808}` {
+		t.Errorf("the compacted journal is %q, want only the next_id 2^63: every id is given", lines)
+	}
+	noIDLeft(d)
+	if got := d.users(t); len(got) != 0 {
+		t.Errorf("users %v, want none", got)
+	}
+}
+
 func TestJournalDropsATornLastRecord(t *testing.T) {
 	good := annRecord + bobRecord
 	for name, torn := range map[string]string{
 		"half a record":                  `{"op":"put","id":3,"name":"C`,
 		"a whole record but its newline": `{"op":"delete","id":1}`, // the newline is what makes a record count
 		"one stray byte":                 `{`,
+		// A power loss can leave the file's last block zero-filled, after a record or in its middle.
+		"NUL bytes":                strings.Repeat("\x00", 4096),
+		"half a record, then NULs": `{"op":"put","id":3,"na` + strings.Repeat("\x00", 1000),
+		"a single NUL":             "\x00",
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.jsonl")
@@ -243,6 +358,11 @@ var damagedJournals = []struct {
 	{"an id far beyond the next one", annRecord + `{"op":"put","id":4000000000000000000,"name":"Bob","email":"bob@example.com"}` + "\n", 2},
 	{"a file that is not a journal", "# notes\nbuy milk\n", 1},
 	{"a one-line file that is not a journal, with no newline to end it", "buy milk", 1},
+	{"NUL bytes, then something that is not a record", annRecord + "\x00\x00buy milk", 2},
+	{"a line of NUL bytes that ends in a newline", annRecord + "\x00\x00\x00\n", 2},
+	{"an id beyond 2^63-1", `{"op":"put","id":9223372036854775808,"name":"Ann","email":"ann@example.com"}` + "\n", 1},
+	{"a next_id beyond 2^63", `{"op":"next_id","id":9223372036854775809}` + "\n", 1},
+	{"a next_id of zero", `{"op":"next_id","id":0}` + "\n", 1},
 }
 
 const (
@@ -256,9 +376,9 @@ func TestJournalRefusesADamagedFileAndLeavesItAsItWas(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.jsonl")
 			writeJournalFile(t, path, c.content)
 
-			j, err := openJournalOrPanic(path)
+			store, err := openJournalOrPanic(path)
 			if err == nil {
-				j.close()
+				store.close()
 				t.Fatal("the journal opened; want it refused")
 			}
 			if where := path + ":" + strconv.Itoa(c.line) + ":"; !strings.Contains(err.Error(), where) {
@@ -281,13 +401,13 @@ func TestJournalRefusesADamagedFileAndLeavesItAsItWas(t *testing.T) {
 // openJournalOrPanic opens a journal, turning a panic into an error, so that a file that makes
 // the replay panic fails its own test instead of the whole run. (A panic in main would end the
 // process with status 2, which says "usage": a damaged journal must be exit status 1.)
-func openJournalOrPanic(path string) (j *journal, err error) {
+func openJournalOrPanic(path string) (s *userStore, err error) {
 	defer func() {
 		if recovered := recover(); recovered != nil {
-			err = fmt.Errorf("openJournal panicked: %v", recovered)
+			err = fmt.Errorf("opening the journal panicked: %v", recovered)
 		}
 	}()
-	return openJournal(path, newUserStore(), newLogger("text", io.Discard), 1<<20)
+	return openUserStore(newJournal(path, newLogger("text", io.Discard), 1<<20))
 }
 
 func TestRunStopsWithANonUsageErrorOnADamagedJournal(t *testing.T) {
@@ -466,7 +586,7 @@ func TestSecondJournalOnTheSameFileIsRefused(t *testing.T) {
 	first := openDurableServer(t, path)
 	first.create(t, "Ann", "ann@example.com")
 
-	second, err := openJournal(path, newUserStore(), newLogger("text", io.Discard), 1<<20)
+	second, err := openUserStore(newJournal(path, newLogger("text", io.Discard), 1<<20))
 	if err == nil {
 		second.close()
 		t.Fatal("a second journal opened on a file that is in use")
@@ -529,8 +649,8 @@ func TestFailedJournalWriteRefusesLaterWritesButKeepsReads(t *testing.T) {
 			d := openDurableServer(t, path)
 			d.create(t, "Ann", "ann@example.com")
 			goodSize := journalSize(t, path)
-			disk := &failingFile{File: d.journal.file.(*os.File), failWrite: failWrite}
-			d.journal.file = disk // no write is in flight: nobody holds writeMu
+			disk := &failingFile{failWrite: failWrite}
+			d.useFile(func(file *os.File) journalFile { disk.File = file; return disk })
 
 			w := d.do("POST", "/api/users", `{"name":"Bob","email":"bob@example.com"}`, join(asWriter, asJSON)...)
 			if message, _ := errorBody(t, w); w.Code != http.StatusInternalServerError || message != "internal server error" {
@@ -593,8 +713,8 @@ func (f *gatedFile) Sync() error {
 
 func TestWriteIsVisibleOnlyOnceDurableAndReadsNeverWaitForTheDisk(t *testing.T) {
 	d := openDurableServer(t, filepath.Join(t.TempDir(), "users.jsonl"))
-	disk := &gatedFile{File: d.journal.file.(*os.File), syncing: make(chan struct{}, 1), proceed: make(chan struct{})}
-	d.journal.file = disk
+	disk := &gatedFile{syncing: make(chan struct{}, 1), proceed: make(chan struct{})}
+	d.useFile(func(file *os.File) journalFile { disk.File = file; return disk })
 	letSyncFinish := sync.OnceFunc(func() { close(disk.proceed) })
 	t.Cleanup(letSyncFinish) // a test that stops early must not leave the journal stuck in an fsync
 
@@ -666,8 +786,8 @@ func (d *durableServer) concurrently(n int, request func(i int) (method, target,
 
 func TestConcurrentWritersShareFsyncs(t *testing.T) {
 	d := openDurableServer(t, filepath.Join(t.TempDir(), "users.jsonl"))
-	disk := &slowSyncFile{File: d.journal.file.(*os.File)}
-	d.journal.file = disk
+	disk := &slowSyncFile{}
+	d.useFile(func(file *os.File) journalFile { disk.File = file; return disk })
 
 	const writers = 64
 	statuses := d.concurrently(writers, func(i int) (string, string, string) {
@@ -692,7 +812,7 @@ func TestConcurrentWritersShareFsyncs(t *testing.T) {
 
 func TestConcurrentCreatesWithOneEmailGiveExactlyOne201(t *testing.T) {
 	d := openDurableServer(t, filepath.Join(t.TempDir(), "users.jsonl"))
-	d.journal.file = &slowSyncFile{File: d.journal.file.(*os.File)} // so that batches hold many writers
+	d.useFile(func(file *os.File) journalFile { return &slowSyncFile{File: file} }) // so that batches hold many writers
 
 	statuses := d.concurrently(32, func(i int) (string, string, string) {
 		email := "same@example.com"
@@ -726,24 +846,24 @@ func TestBatchJudgesEachWriteAfterTheOnesBeforeIt(t *testing.T) {
 		change change
 		want   error
 	}{
-		{change{op: opPatch, id: 1, email: "ann@example.org"}, nil},       // frees ann@example.com
-		{change{op: opPatch, id: 2, email: "ann@example.com"}, nil},       // and Bob takes it
-		{change{op: opCreate, name: "Cy", email: "bob@example.com"}, nil}, // Bob's old one is free
-		{change{op: opCreate, name: "Cy", email: "ANN@example.org"}, errEmailTaken},
-		{change{op: opDelete, id: 3}, nil}, // the create earlier in the batch
-		{change{op: opReplace, id: 3, name: "Cy", email: "cy@example.com"}, errUserNotFound},
-		{change{op: opCreate, name: "Dee", email: "dee@example.com"}, nil}, // id 4: 3 was given
-		{change{op: opPatch, id: 1, ifMatch: `"0000000000000000"`}, errPreconditionFailed},
+		{patchEmail(1, "ann@example.org"), nil},      // frees ann@example.com
+		{patchEmail(2, "ann@example.com"), nil},      // and Bob takes it
+		{createChange("Cy", "bob@example.com"), nil}, // Bob's old one is free
+		{createChange("Cy", "ANN@example.org"), errEmailTaken},
+		{deleteChange(3), nil}, // the create earlier in the batch
+		{replaceChange(3, "Cy", "cy@example.com"), errUserNotFound},
+		{createChange("Dee", "dee@example.com"), nil}, // id 4: 3 was given
+		{withIfMatch(change{op: opUpdate, id: 1}, `"0000000000000000"`), errPreconditionFailed},
 	}
-	pending := make([]*pendingWrite, len(changes))
+	pending := make([]*pendingChange, len(changes))
 	for i, c := range changes {
-		pending[i] = &pendingWrite{change: c.change}
+		pending[i] = &pendingChange{change: c.change}
 	}
-	d.journal.writeMu.Lock()
-	d.journal.writeBatch(pending)
-	d.journal.writeMu.Unlock()
+	d.store.writeMu.Lock()
+	d.store.writeBatch(pending)
+	d.store.writeMu.Unlock()
 	for i, c := range changes {
-		if !pending[i].written || !errors.Is(pending[i].err, c.want) {
+		if !errors.Is(pending[i].err, c.want) {
 			t.Errorf("change %d %+v: error %v, want %v", i, c.change, pending[i].err, c.want)
 		}
 	}
@@ -933,7 +1053,7 @@ func TestCompactionThatFailsAtStartStopsTheStart(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(path+".compacting", "in the way"), 0o700); err != nil { // where the new file goes
 		t.Fatal(err)
 	}
-	_, err := openJournal(path, newUserStore(), newLogger("text", io.Discard), 0)
+	_, err := openUserStore(newJournal(path, newLogger("text", io.Discard), 0))
 	if err == nil || !strings.Contains(err.Error(), "compacting") {
 		t.Errorf("opening the journal returned %v, want the failed compaction", err)
 	}
@@ -983,7 +1103,7 @@ func TestCompactionThatFailsAtAnyStepLosesNoAcknowledgedWrite(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "users.jsonl")
 			d := openCompactingServer(t, path, 0) // compacted once past 4 × the live data
 			d.create(t, "Ann", "ann@example.com")
-			step.inject(d.journal) // no write is in flight, so no compaction is under way
+			d.changeJournal(step.inject)
 			acknowledged := "Ann"
 			for i := 1; i <= 30; i++ {
 				name := fmt.Sprintf("Ann %02d", i)

@@ -171,13 +171,12 @@ func (s *userStore) list(q listQuery) *encodedList {
 // outside the lock: until the next write, it costs what a constant answer costs.
 func (s *userStore) encodedWholeList() *encodedList {
 	s.mu.RLock()
-	cached, version := s.wholeList.Load(), s.version
-	if cached != nil && cached.version == version {
-		s.mu.RUnlock()
+	cached, current := s.wholeList.Load(), s.version
+	s.mu.RUnlock()
+	if cached != nil && cached.version == current {
 		return cached
 	}
-	users := s.allUsers()
-	s.mu.RUnlock()
+	users, version := s.allUsers()
 	fresh := encodeList(users, len(users), listQuery{})
 	fresh.version = version
 	s.wholeList.Store(fresh) // should a slower reader store an older version, the next read encodes again
@@ -190,12 +189,16 @@ func (s *userStore) filter(email, search string) []user {
 	defer s.mu.RUnlock()
 	candidates := s.ids
 	if email != "" {
-		candidates = []int64{s.byEmail[emailKey(email)]}
+		id, found := s.byEmail[emailKey(email)]
+		if !found {
+			return nil
+		}
+		candidates = []int64{id}
 	}
 	var matches []user
 	for _, id := range candidates {
-		u := s.users[id] // users[0], the zero user, when no user has the e-mail
-		if u.exists() && (strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search)) {
+		u := s.users[id]
+		if strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search) {
 			matches = append(matches, u)
 		}
 	}

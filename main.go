@@ -70,24 +70,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	store := newUserStore()
-	var writer userWriter = store
 	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
 	if cfg.dataFile != "" {
-		journal, err := openJournal(cfg.dataFile, store, logger, cfg.compactSlack)
-		if err != nil {
+		if store, err = openUserStore(newJournal(cfg.dataFile, logger, cfg.compactSlack)); err != nil {
 			return err
 		}
-		defer journal.close() // after the server has stopped: no write is in flight any more
-		writer, storage = journal, fmt.Sprintf("journal %s, compacted once it passes 4 × the live data + %d bytes", cfg.dataFile, cfg.compactSlack)
+		storage = fmt.Sprintf("journal %s, compacted once it passes 4 × the live data + %d bytes", cfg.dataFile, cfg.compactSlack)
 	}
+	defer store.close() // after the server has stopped: no write is in flight any more
 	if cfg.sampleData && store.neverHadUsers() {
-		if err := addSampleUsers(writer); err != nil {
+		if err := addSampleUsers(store); err != nil {
 			return err
 		}
 	}
 
 	server := &http.Server{
-		Handler: newServer(*cfg, logger, tokenSet, store, writer, ctx.Done()),
+		Handler: newServer(*cfg, logger, tokenSet, store, ctx.Done()),
 		// A slow or stalled client must not hold a connection forever (README, "What it withstands").
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -222,8 +220,8 @@ func newLogger(format string, out io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(out, nil))
 }
 
-// addSampleUsers fills an empty store for demos (-sample-data).
-func addSampleUsers(writer userWriter) error {
+// addSampleUsers fills an empty store for demos (-sample-data), writing as the API does.
+func addSampleUsers(store *userStore) error {
 	for _, u := range []user{
 		{Name: "Ada Lovelace", Email: "ada@example.com"}, {Name: "Alan Turing", Email: "alan@example.com"},
 		{Name: "Grace Hopper", Email: "grace@example.com"}, {Name: "Edsger Dijkstra", Email: "edsger@example.com"},
@@ -232,7 +230,7 @@ func addSampleUsers(writer userWriter) error {
 		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
 		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
 	} {
-		if _, err := writer.commit(change{op: opCreate, name: u.Name, email: u.Email}); err != nil {
+		if _, err := store.commit(change{op: opCreate, fields: userFields{name: &u.Name, email: &u.Email}}); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}

@@ -8,23 +8,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
+	"path/filepath"
 )
 
-// A journal at start: its records are replayed into the store and a torn last record is cut off.
+// A journal at start: its file is created or locked, its records are replayed into the store,
+// and a torn tail is cut off.
 
-// open replays the file, cuts off a torn last record, and compacts it if due, as every batch does.
-func (j *journal) open() (err error) {
-	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+// open locks the file (creating it durably if there is none), replays it into s, cuts off a torn
+// tail, and compacts the file if it is past its bound, as after every batch.
+func (j *journal) open(s *userStore) (err error) {
+	folder := filepath.Dir(j.path)
+	if info, err := os.Stat(folder); err != nil || !info.IsDir() {
+		return fmt.Errorf("-data %s: there is no folder %s: create it, or name a file in another one", j.path, folder)
+	}
+	unlock, err := lockFile(j.path + ".lock")
 	if err != nil {
+		return err
+	}
+	file, err := j.openFile()
+	if err != nil {
+		unlock()
 		return err
 	}
 	defer func() {
 		if err != nil {
 			file.Close()
+			unlock()
 		}
 	}()
-	goodSize, err := replay(file, j.path, j.store)
+	goodSize, err := replay(file, j.path, s)
 	if err != nil {
 		return err
 	}
@@ -32,8 +47,8 @@ func (j *journal) open() (err error) {
 	if err != nil {
 		return err
 	}
-	if goodSize < end { // a crash cut the last record short: it was never acknowledged
-		j.log.Warn("journal: dropping a torn last record", "file", j.path, "offset", goodSize, "bytes", end-goodSize)
+	if goodSize < end { // what a crash or a power loss left after the last record: never acknowledged
+		j.log.Warn("journal: dropping a torn tail", "file", j.path, "offset", goodSize, "bytes", end-goodSize)
 		if err := file.Truncate(goodSize); err != nil {
 			return err
 		}
@@ -42,26 +57,42 @@ func (j *journal) open() (err error) {
 		}
 	}
 	os.Remove(j.path + ".compacting") // what a crash during a compaction may have left
-	j.file, j.size, j.live = file, goodSize, int64(len(j.compacted()))
-	if err := j.compactWhenDue(); err != nil { // a journal that cannot be compacted stops the start
-		j.file.Close()
+	j.file, j.unlock, j.size = file, unlock, goodSize
+	j.live = int64(len(j.compacted(s)))
+	if err := j.compactWhenDue(s); err != nil { // a journal that cannot be compacted stops the start
 		return fmt.Errorf("compacting %s: %w", j.path, err)
 	}
 	return nil
 }
 
-// replay applies every complete line and returns where they end. A damaged line stops the start:
-// better than serving data that is not what was acknowledged.
-func replay(file io.Reader, path string, store *userStore) (goodSize int64, err error) {
+// openFile opens the journal's file, or creates it. A file's fsync does not make its name
+// durable, so a new file's folder is synced too: else a power loss could take the file away,
+// and with it the writes acknowledged in it.
+func (j *journal) openFile() (*os.File, error) {
+	file, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return file, err
+	}
+	file, err = os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.syncFolder(filepath.Dir(j.path)); err != nil {
+		file.Close()
+		return nil, fmt.Errorf("creating %s: its folder could not be synced, so the file might not survive a power loss: %w", j.path, err)
+	}
+	return file, nil
+}
+
+// replay applies every line that ends in a newline and returns where they end. A damaged line
+// stops the start: better than serving data that is not what was acknowledged.
+func replay(file io.Reader, path string, s *userStore) (goodSize int64, err error) {
 	reader := bufio.NewReaderSize(file, 1<<20)
 	var newestID int64 // the largest id a put has created so far
 	for line := 1; ; line++ {
 		text, err := reader.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			// What follows the last newline is a record a crash cut short, so it must look like the
-			// start of one: a file that is not a journal is refused, not cut.
-			prefix := []byte(`{"op":"`)
-			if !bytes.HasPrefix(text, prefix) && !bytes.HasPrefix(prefix, text) {
+			if !isTornTail(text) {
 				return goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, line)
 			}
 			return goodSize, nil
@@ -69,18 +100,24 @@ func replay(file io.Reader, path string, store *userStore) (goodSize int64, err 
 		if err != nil {
 			return goodSize, err
 		}
-		if err := replayRecord(text, store, line == 1, &newestID); err != nil {
+		if err := replayRecord(text, s, line == 1, &newestID); err != nil {
 			return goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, line, err)
 		}
 		goodSize += int64(len(text))
 	}
 }
 
-// maxReplayID bounds ids: the store has a slot for each, so a larger one must be damage.
-const maxReplayID = 1 << 31
+// isTornTail reports whether what follows the last newline is what a crash or a power loss leaves
+// there: the beginning of a record, NUL bytes (a power loss can leave the file's last block
+// zero-filled), or both. Anything else means the file is not a journal, and it is refused, not cut.
+func isTornTail(tail []byte) bool {
+	tail = bytes.TrimRight(tail, "\x00")
+	prefix := []byte(`{"op":"`)
+	return bytes.HasPrefix(tail, prefix) || bytes.HasPrefix(prefix, tail)
+}
 
 // replayRecord applies one line, checking that this service could have written it.
-func replayRecord(line []byte, store *userStore, first bool, newestID *int64) error {
+func replayRecord(line []byte, s *userStore, first bool, newestID *int64) error {
 	var r record
 	decoder := json.NewDecoder(bytes.NewReader(line))
 	decoder.DisallowUnknownFields()
@@ -90,38 +127,46 @@ func replayRecord(line []byte, store *userStore, first bool, newestID *int64) er
 	if _, err := decoder.Token(); err != io.EOF {
 		return errors.New("not a journal record: something follows the JSON object")
 	}
-	before, existed := store.published(r.ID)
 	switch {
-	case r.ID <= 0 || r.ID > maxReplayID:
-		return fmt.Errorf("the id must be a positive integer up to %d", maxReplayID)
 	case r.Op == "next_id" && !first:
 		return errors.New("next_id may only be the first record (compaction writes it there)")
+	case r.Op == "next_id" && (r.ID == 0 || r.ID > math.MaxInt64+1):
+		return fmt.Errorf("next_id must be from 1 to %d", uint64(math.MaxInt64)+1)
 	case r.Op == "next_id":
-		store.nextID = r.ID
+		s.giveIDsUpTo(int64(r.ID - 1))
 		return nil
+	case r.ID == 0 || r.ID > math.MaxInt64:
+		return fmt.Errorf("the id must be from 1 to %d", math.MaxInt64)
+	}
+	id := int64(r.ID)
+	before, existed := s.get(id)
+	switch {
 	case r.Op == "delete" && !existed:
-		return fmt.Errorf("deletes user %d, which does not exist", r.ID)
+		return fmt.Errorf("deletes user %d, which does not exist", id)
 	case r.Op == "delete":
-		store.apply(write{id: r.ID, before: before})
+		s.publish([]write{{id: id, before: &before}})
 		return nil
 	case r.Op != "put":
 		return fmt.Errorf("unknown op %q", r.Op)
 	case r.Name == nil || r.Email == nil:
 		return errors.New("a put needs name and email")
-	case !existed && (r.ID <= *newestID || r.ID > store.nextID):
-		return fmt.Errorf("user %d is created out of order: ids are given once, in increasing order", r.ID)
+	case !existed && (id <= *newestID || id-1 > s.lastGivenID()):
+		return fmt.Errorf("user %d is created out of order: ids are given once, in increasing order", id)
 	}
-	name, problem := bodyField{given: true, text: *r.Name}.check("name", true, nameRule)
-	email, emailProblem := bodyField{given: true, text: *r.Email}.check("email", true, emailRule)
-	if problem = cmp.Or(problem, emailProblem); problem != "" || name != *r.Name || email != *r.Email {
+	name, problem := bodyField{given: true, text: *r.Name}.check("name", required, nameRule)
+	email, emailProblem := bodyField{given: true, text: *r.Email}.check("email", required, emailRule)
+	if problem = cmp.Or(problem, emailProblem); problem != "" || *name != *r.Name || *email != *r.Email {
 		return fmt.Errorf("the user breaks the field rules: %s", cmp.Or(problem, "white space around a value"))
 	}
-	if owner, taken := store.byEmail[emailKey(email)]; taken && owner != r.ID {
-		return fmt.Errorf("user %d has the e-mail of user %d", r.ID, owner)
+	if owner, taken := s.emailOwner(*email); taken && owner != id {
+		return fmt.Errorf("user %d has the e-mail of user %d", id, owner)
 	}
-	if !existed {
-		*newestID = r.ID
+	w := write{id: id, after: &user{ID: id, Name: *name, Email: *email}}
+	if existed {
+		w.before = &before
+	} else {
+		*newestID = id
 	}
-	store.apply(write{id: r.ID, before: before, after: user{ID: r.ID, Name: name, Email: email}})
+	s.publish([]write{w})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -15,8 +16,40 @@ import (
 type apiError struct {
 	status  int
 	message string
-	fields  map[string]string
+	fields  fieldProblems
 	header  http.Header
+}
+
+// fieldProblems are the problems of a body's fields, in the order the rules ran. In an error body
+// they are the object "fields", one member a field, in that order.
+type fieldProblems []fieldProblem
+
+type fieldProblem struct{ field, problem string }
+
+// err is the 400 that reports the problems: every sentence in the message, and each in fields.
+func (problems fieldProblems) err() *apiError {
+	sentences := make([]string, len(problems))
+	for i, p := range problems {
+		sentences[i] = p.problem
+	}
+	return &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
+}
+
+// MarshalJSON encodes the problems as one JSON object whose members keep their order: a map would
+// sort them, and a struct would need a field for every rule.
+func (problems fieldProblems) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range problems {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(marshal(p.field))
+		b.WriteByte(':')
+		b.Write(marshal(p.problem))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -32,6 +65,7 @@ var (
 	errUserNotFound       = newError(http.StatusNotFound, "no user has this id")
 	errPreconditionFailed = newError(http.StatusPreconditionFailed, "the user has changed since you read it: If-Match does not match its current ETag")
 	errEmailTaken         = newError(http.StatusConflict, "another user already has this email")
+	errNoIDLeft           = newError(http.StatusConflict, "no id is left to give: every id up to 9223372036854775807 has been used once")
 	errInternal           = newError(http.StatusInternalServerError, "internal server error")
 )
 
@@ -70,19 +104,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		e = errInternal
 	}
-	for name := range e.header {
-		w.Header().Set(name, e.header.Get(name))
-	}
-	type fieldProblems struct { // a struct, not a map, so that name comes first, as in the message
-		Name  string `json:"name,omitempty"`
-		Email string `json:"email,omitempty"`
-	}
-	var fields *fieldProblems
-	if len(e.fields) > 0 {
-		fields = &fieldProblems{Name: e.fields["name"], Email: e.fields["email"]}
+	for name, values := range e.header {
+		for _, value := range values {
+			w.Header().Add(name, value)
+		}
 	}
 	writeJSON(w, e.status, marshal(struct {
-		Error  string         `json:"error"`
-		Fields *fieldProblems `json:"fields,omitempty"`
-	}{e.message, fields}))
+		Error  string        `json:"error"`
+		Fields fieldProblems `json:"fields,omitempty"`
+	}{e.message, e.fields}))
 }

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"cmp"
+	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -15,49 +16,61 @@ type user struct {
 	Email string `json:"email"`
 }
 
-// userStore keeps every user in memory. No reader ever waits for encoding or for the disk:
-//
-//   - mu guards the data. Readers share it; the writer holds it alone only to publish changes
-//     already judged, a few slice and map assignments.
-//   - writeMu lets one writer at a time judge a change against the current state (does the user
-//     exist, does If-Match hold, is the e-mail free) and publish it, so the judgement still holds
-//     when it takes effect. With -data the journal's writeMu is held by the only writer instead.
-//
-// Only the writer changes the data, so the writer may read it without mu.
+// userStore keeps every user in memory and, with -data, in a journal too (journal.go). Its one
+// locking rule: every read of the data holds mu for reading, every change holds it for writing,
+// and writeMu orders the writers. The writer that holds writeMu judges a batch of changes under
+// mu's read lock like any reader, makes the batch durable, and only then takes mu for writing to
+// publish it, so readers never wait for judging, encoding or the disk.
 type userStore struct {
 	mu      sync.RWMutex
-	users   []user           // by id, a slice rather than a map: a third of the memory
+	users   map[int64]user   // the live users by id: memory follows them, never the largest id
 	ids     []int64          // the live ids, ascending: a page in id order is a slice of it
 	byEmail map[string]int64 // emailKey(email) to id: keeps e-mails unique and answers ?email=
-	nextID  int64
-	version uint64 // counts publications: the cached list belongs to one version
+	lastID  int64            // the largest id ever given, 0 before the first: ids are never reused
+	version uint64           // counts publications: the cached whole list belongs to one version
 
-	writeMu   sync.Mutex
+	writeMu sync.Mutex
+	queue   chan *pendingChange // the changes waiting for a writer to take them (commit)
+	journal *journal            // nil in memory only
+	closed  bool                // the server has stopped: later writes fail
+
 	wholeList atomic.Pointer[encodedList] // the unpaged list, encoded once per version (list.go)
 }
 
+// newUserStore returns an empty store that keeps its users in memory only.
 func newUserStore() *userStore {
-	return &userStore{users: make([]user, 1), byEmail: map[string]int64{}, nextID: 1}
+	return &userStore{users: map[int64]user{}, byEmail: map[string]int64{}, queue: make(chan *pendingChange, 1024)}
+}
+
+// openUserStore returns the store kept in a journal: the users are replayed from its file, and
+// from then on every write is in the file before it is answered (journal.go).
+func openUserStore(j *journal) (*userStore, error) {
+	s := newUserStore()
+	s.writeMu.Lock() // replaying is writing: the rule holds from the first record
+	defer s.writeMu.Unlock()
+	if err := j.open(s); err != nil {
+		return nil, err
+	}
+	s.journal = j
+	return s, nil
 }
 
 // emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
 func emailKey(email string) string { return strings.ToLower(email) }
 
-// exists reports whether u is a user: the zero user stands for an id deleted or not yet given.
-func (u user) exists() bool { return u.ID != 0 }
-
 func (s *userStore) get(id int64) (user, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.published(id)
+	u, ok := s.users[id]
+	return u, ok
 }
 
-// published returns the user with this id as readers see it. The caller holds mu, or is the writer.
-func (s *userStore) published(id int64) (user, bool) {
-	if id <= 0 || id >= int64(len(s.users)) {
-		return user{}, false
-	}
-	return s.users[id], s.users[id].exists()
+// emailOwner returns the id of the user who has this e-mail, in any case.
+func (s *userStore) emailOwner(email string) (int64, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	id, ok := s.byEmail[emailKey(email)]
+	return id, ok
 }
 
 func (s *userStore) count() int {
@@ -70,150 +83,274 @@ func (s *userStore) count() int {
 func (s *userStore) neverHadUsers() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.nextID == 1
+	return s.lastID == 0
 }
 
-// A change is one write a client asked for, not yet judged.
-type change struct {
-	op      changeOp
-	id      int64  // the user changed; a create is given the next id
-	name    string // the new values; a patch keeps the stored value of a field left ""
-	email   string
-	ifMatch string // the If-Match header as sent, "" when absent
-}
-
-type changeOp int
-
-const (
-	opCreate changeOp = iota
-	opReplace
-	opPatch
-	opDelete
-)
-
-// A write is a change judged valid: the user before and after it (the zero user where there is none).
-type write struct {
-	id            int64
-	before, after user
-}
-
-// commit judges one change and publishes it: how writes happen without -data.
-func (s *userStore) commit(c change) (user, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	b := s.newBatch()
-	u, err := b.judge(c)
-	if err == nil {
-		s.publish(b.writes)
-	}
-	return u, err
-}
-
-// broken is always false: memory does not fail to write (the journal's can).
-func (s *userStore) broken() bool { return false }
-
-// A batch judges changes against the published state plus its own writes, unseen by readers yet.
-type batch struct {
-	store  *userStore
-	nextID int64
-	writes []write
-	users  map[int64]user   // the latest write of each user, the zero user once deleted
-	emails map[string]int64 // the e-mails the batch gave (to an id) or freed (0)
-}
-
-func (s *userStore) newBatch() *batch {
-	return &batch{store: s, nextID: s.nextID, users: map[int64]user{}, emails: map[string]int64{}}
-}
-
-// judge decides a change, 404 then 412 then 409 (docs/api.md, "The order of the checks"), and
-// returns the user after it.
-func (b *batch) judge(c change) (user, error) {
-	id := c.id
-	if c.op == opCreate {
-		id = b.nextID
-	}
-	before, exists := b.current(id)
-	if c.op != opCreate && !exists {
-		return user{}, errUserNotFound
-	}
-	if c.ifMatch != "" && !ifMatchAllows(c.ifMatch, before) {
-		return user{}, errPreconditionFailed
-	}
-	var after user
-	if c.op != opDelete {
-		after = user{ID: id, Name: cmp.Or(c.name, before.Name), Email: cmp.Or(c.email, before.Email)}
-		if owner, taken := b.emailOwner(after.Email); taken && owner != id {
-			return user{}, errEmailTaken
-		}
-	}
-	if c.op == opCreate {
-		b.nextID++
-	}
-	b.writes = append(b.writes, write{id: id, before: before, after: after})
-	b.users[id] = after
-	if exists {
-		b.emails[emailKey(before.Email)] = 0
-	}
-	if after.exists() {
-		b.emails[emailKey(after.Email)] = id
-	}
-	return after, nil
-}
-
-// current returns the user as the batch sees it: its latest write in the batch, or the published user.
-func (b *batch) current(id int64) (user, bool) {
-	if u, written := b.users[id]; written {
-		return u, u.exists()
-	}
-	return b.store.published(id)
-}
-
-// emailOwner returns the id of the user who has this e-mail, as the batch sees it.
-func (b *batch) emailOwner(email string) (int64, bool) {
-	if id, written := b.emails[emailKey(email)]; written {
-		return id, id != 0
-	}
-	id, taken := b.store.byEmail[emailKey(email)]
-	return id, taken
-}
-
-// publish makes judged writes visible to readers, all at once.
-func (s *userStore) publish(writes []write) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range writes {
-		s.apply(w)
-	}
-	s.version++
-}
-
-// apply makes one write take effect. The caller holds mu, or replays the journal before serving.
-func (s *userStore) apply(w write) {
-	if w.before.exists() {
-		delete(s.byEmail, emailKey(w.before.Email))
-	}
-	if w.after.exists() {
-		s.byEmail[emailKey(w.after.Email)] = w.id
-	}
-	if missing := w.id + 1 - int64(len(s.users)); missing > 0 {
-		s.users = append(s.users, make([]user, missing)...)
-	}
-	s.users[w.id] = w.after
-	i, listed := slices.BinarySearch(s.ids, w.id)
-	switch {
-	case w.after.exists() && !listed:
-		s.ids = slices.Insert(s.ids, i, w.id) // new ids are the largest: this appends
-	case !w.after.exists() && listed:
-		s.ids = slices.Delete(s.ids, i, i+1)
-	}
-	s.nextID = max(s.nextID, w.id+1)
-}
-
-// allUsers returns every user in id order. The caller holds mu, or is the writer.
-func (s *userStore) allUsers() []user {
+// allUsers returns every user in id order, and the version of the store they belong to.
+func (s *userStore) allUsers() ([]user, uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	users := make([]user, len(s.ids))
 	for i, id := range s.ids {
 		users[i] = s.users[id]
 	}
-	return users
+	return users, s.version
+}
+
+// lastGivenID returns the largest id ever given, 0 before the first.
+func (s *userStore) lastGivenID() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.lastID
+}
+
+// broken reports whether durable writes have failed: writes are refused until a restart.
+func (s *userStore) broken() bool { return s.journal != nil && s.journal.broken() }
+
+// A change is one write a client asked for, not yet judged.
+type change struct {
+	op      changeOp
+	id      int64      // the user to change; a create's id is the store's to give
+	fields  userFields // what a create or an update sets
+	ifMatch string     // the If-Match header as sent, "" when absent
+}
+
+// changeOp is what a change does to its user.
+type changeOp int
+
+const (
+	opCreate changeOp = iota
+	opUpdate          // PUT and PATCH: they differ in the fields they require, not in the store
+	opDelete
+)
+
+// userFields are the fields a write sets, after the field rules: nil where a PATCH leaves the
+// stored value as it is.
+type userFields struct {
+	name, email *string
+}
+
+// applyTo returns u with the fields set.
+func (f userFields) applyTo(u user) user {
+	if f.name != nil {
+		u.Name = *f.name
+	}
+	if f.email != nil {
+		u.Email = *f.email
+	}
+	return u
+}
+
+// errStoreClosed answers a write that comes after the server has stopped.
+var errStoreClosed = errors.New("the store is closed: the server has stopped")
+
+// A pendingChange is a change in the queue; the writer of its batch fills in the outcome.
+type pendingChange struct {
+	change change
+	user   user // the user the change leaves
+	err    error
+	done   bool // guarded by writeMu
+}
+
+// commit makes one change: it is judged, made durable when there is a journal, then published,
+// in that order, before commit returns. The changes that arrive while a batch is being written
+// wait in the queue, and the next writer takes all of them as one batch with one fsync (group
+// commit): the disk's cost is paid per batch, not per write.
+func (s *userStore) commit(c change) (user, error) {
+	p := &pendingChange{change: c}
+	s.queue <- p
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if !p.done { // no writer has taken it into a batch yet: this one writes all that wait
+		s.writeQueued()
+	}
+	return p.user, p.err
+}
+
+// writeQueued takes every change in the queue and writes it. The caller holds writeMu.
+func (s *userStore) writeQueued() {
+	var pending []*pendingChange
+	for len(s.queue) > 0 {
+		pending = append(pending, <-s.queue)
+	}
+	for _, p := range pending {
+		p.done = true
+	}
+	switch {
+	case s.closed:
+		failAll(pending, errStoreClosed)
+	case s.broken():
+		failAll(pending, errJournalBroken)
+	default:
+		s.writeBatch(pending)
+	}
+}
+
+func failAll(pending []*pendingChange, err error) {
+	for _, p := range pending {
+		p.user, p.err = user{}, err
+	}
+}
+
+// writeBatch judges each change after the ones before it, appends the batch's writes to the
+// journal, publishes them, and compacts the journal when it is due. The caller holds writeMu.
+func (s *userStore) writeBatch(pending []*pendingChange) {
+	b := s.newBatch()
+	for _, p := range pending {
+		p.user, p.err = b.judge(p.change)
+	}
+	if len(b.writes) == 0 {
+		return
+	}
+	if s.journal != nil {
+		if err := s.journal.append(b.writes); err != nil {
+			failAll(pending, err) // whether the batch reached the disk is unknown: 500
+			return
+		}
+	}
+	s.publish(b.writes)
+	if s.journal != nil {
+		s.journal.compactWhenDue(s)
+	}
+}
+
+// A write is a change judged valid: the user before and after it, nil where there is none
+// (before a create, after a delete).
+type write struct {
+	id            int64
+	before, after *user
+}
+
+// publish makes a batch's writes visible to readers, all at once.
+func (s *userStore) publish(writes []write) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range writes {
+		if old, ok := s.users[w.id]; ok {
+			delete(s.byEmail, emailKey(old.Email))
+		}
+		i, listed := slices.BinarySearch(s.ids, w.id)
+		if w.after == nil {
+			delete(s.users, w.id)
+			if listed {
+				s.ids = slices.Delete(s.ids, i, i+1)
+			}
+			continue
+		}
+		s.users[w.id] = *w.after
+		s.byEmail[emailKey(w.after.Email)] = w.id
+		if !listed {
+			s.ids = slices.Insert(s.ids, i, w.id) // a new id is the largest: this appends
+		}
+		s.lastID = max(s.lastID, w.id)
+	}
+	s.version++
+}
+
+// giveIDsUpTo records that every id up to last has been given, though no user has it now: what
+// a compacted journal's next_id line says.
+func (s *userStore) giveIDsUpTo(last int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastID = max(s.lastID, last)
+}
+
+// A batch is the changes one writer judges together, each against the published users and the
+// batch's own earlier writes, which readers cannot see yet.
+type batch struct {
+	store  *userStore
+	lastID int64
+	writes []write
+	latest map[int64]*user  // each user the batch wrote, as it left it: nil once deleted
+	emails map[string]int64 // each e-mail the batch gave, by emailKey, and whom it gave it to last
+}
+
+func (s *userStore) newBatch() *batch {
+	return &batch{store: s, lastID: s.lastGivenID(), latest: map[int64]*user{}, emails: map[string]int64{}}
+}
+
+// judge decides one change, 404 then 412 then 409 (docs/api.md, "The order of the checks"), and
+// returns the user it leaves: after a delete, the user as it was.
+func (b *batch) judge(c change) (user, error) {
+	if c.op == opCreate {
+		return b.create(c)
+	}
+	before, exists := b.current(c.id)
+	switch {
+	case !exists:
+		return user{}, errUserNotFound
+	case c.ifMatch != "" && !ifMatchAllows(c.ifMatch, before):
+		return user{}, errPreconditionFailed
+	case c.op == opDelete:
+		b.add(write{id: c.id, before: &before})
+		return before, nil
+	}
+	after := c.fields.applyTo(before)
+	if owner, taken := b.emailOwner(after.Email); taken && owner != c.id {
+		return user{}, errEmailTaken
+	}
+	b.add(write{id: c.id, before: &before, after: &after})
+	return after, nil
+}
+
+// create gives a new user the next id. Ids end at 2^63-1: a create after that one is refused, as
+// an id is never given twice, nor wraps around to a negative one.
+func (b *batch) create(c change) (user, error) {
+	created := c.fields.applyTo(user{})
+	if _, taken := b.emailOwner(created.Email); taken {
+		return user{}, errEmailTaken
+	}
+	if b.lastID == math.MaxInt64 {
+		return user{}, errNoIDLeft
+	}
+	b.lastID++
+	created.ID = b.lastID
+	b.add(write{id: created.ID, after: &created})
+	return created, nil
+}
+
+func (b *batch) add(w write) {
+	b.writes = append(b.writes, w)
+	b.latest[w.id] = w.after
+	if w.after != nil {
+		b.emails[emailKey(w.after.Email)] = w.id
+	}
+}
+
+// current returns the user as the batch sees it: as its latest write left it, or as published.
+func (b *batch) current(id int64) (user, bool) {
+	if u, written := b.latest[id]; written {
+		if u == nil {
+			return user{}, false
+		}
+		return *u, true
+	}
+	return b.store.get(id)
+}
+
+// emailOwner returns the id of the user who has this e-mail, as the batch sees it: the user the
+// batch last gave it to, or its published owner, if that user still has it.
+func (b *batch) emailOwner(email string) (int64, bool) {
+	if id, given := b.emails[emailKey(email)]; given && b.hasEmail(id, email) {
+		return id, true
+	}
+	if id, taken := b.store.emailOwner(email); taken && b.hasEmail(id, email) {
+		return id, true
+	}
+	return 0, false
+}
+
+func (b *batch) hasEmail(id int64, email string) bool {
+	u, exists := b.current(id)
+	return exists && emailKey(u.Email) == emailKey(email)
+}
+
+// close waits for the batch being written, if any, and closes the journal: later writes fail.
+func (s *userStore) close() {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.closed = true
+	if s.journal != nil {
+		s.journal.close()
+	}
 }

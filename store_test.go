@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,16 +14,41 @@ import (
 // earlier writes of the same batch, which readers cannot see yet (store.go). These tests drive a
 // batch step by step, the way the journal does with many writers at once.
 
+// Changes as the handlers make them.
+func createChange(name, email string) change {
+	return change{op: opCreate, fields: userFields{name: &name, email: &email}}
+}
+
+func replaceChange(id int64, name, email string) change {
+	return change{op: opUpdate, id: id, fields: userFields{name: &name, email: &email}}
+}
+
+func patchName(id int64, name string) change {
+	return change{op: opUpdate, id: id, fields: userFields{name: &name}}
+}
+
+func patchEmail(id int64, email string) change {
+	return change{op: opUpdate, id: id, fields: userFields{email: &email}}
+}
+
+func deleteChange(id int64) change { return change{op: opDelete, id: id} }
+
+// withIfMatch is c with an If-Match header.
+func withIfMatch(c change, ifMatch string) change {
+	c.ifMatch = ifMatch
+	return c
+}
+
 // storeWithAnnAndBob returns a store holding Ann (1) and Bob (2); id 3 was created and deleted, so
 // the next id is 4.
 func storeWithAnnAndBob(t *testing.T) *userStore {
 	t.Helper()
 	s := newUserStore()
 	for _, c := range []change{
-		{op: opCreate, name: "Ann", email: "ann@example.com"},
-		{op: opCreate, name: "Bob", email: "bob@example.com"},
-		{op: opCreate, name: "Gone", email: "gone@example.com"},
-		{op: opDelete, id: 3},
+		createChange("Ann", "ann@example.com"),
+		createChange("Bob", "bob@example.com"),
+		createChange("Gone", "gone@example.com"),
+		deleteChange(3),
 	} {
 		if _, err := s.commit(c); err != nil {
 			t.Fatalf("setting up %+v: %v", c, err)
@@ -35,53 +59,42 @@ func storeWithAnnAndBob(t *testing.T) *userStore {
 
 // publishedUsers lists the users readers see, by id.
 func publishedUsers(s *userStore) []user {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var users []user
-	for _, id := range s.ids {
-		users = append(users, s.users[id])
-	}
+	users, _ := s.allUsers()
 	return users
 }
 
 // checkStoreInvariants fails the test if the store's indexes disagree with its users: the ids are
 // the live users in ascending order, every e-mail is unique case-insensitively and indexed, and
-// nextID is beyond every id ever used.
+// no live id is above the last id given.
 func checkStoreInvariants(t *testing.T, s *userStore) {
 	t.Helper()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	live := 0
-	for id := int64(1); id < int64(len(s.users)); id++ {
-		u := s.users[id]
-		if !u.exists() {
-			continue
-		}
-		live++
+	for id, u := range s.users {
 		if u.ID != id {
 			t.Errorf("users[%d] holds id %d", id, u.ID)
 		}
 		if owner, ok := s.byEmail[emailKey(u.Email)]; !ok || owner != id {
 			t.Errorf("byEmail[%q] = %d, %v; want %d", emailKey(u.Email), owner, ok, id)
 		}
+		if id > s.lastID {
+			t.Errorf("user %d is above the last id given, %d: that id would be given again", id, s.lastID)
+		}
 	}
-	if len(s.byEmail) != live {
-		t.Errorf("byEmail has %d e-mails for %d users: an e-mail is held by nobody or twice", len(s.byEmail), live)
+	if len(s.byEmail) != len(s.users) {
+		t.Errorf("byEmail has %d e-mails for %d users: an e-mail is held by nobody or twice", len(s.byEmail), len(s.users))
 	}
-	if len(s.ids) != live {
-		t.Errorf("ids has %d entries for %d users", len(s.ids), live)
+	if len(s.ids) != len(s.users) {
+		t.Errorf("ids has %d entries for %d users", len(s.ids), len(s.users))
 	}
 	for i, id := range s.ids {
 		if i > 0 && s.ids[i-1] >= id {
 			t.Errorf("ids not ascending: %v", s.ids)
 			break
 		}
-		if !s.users[id].exists() {
+		if _, ok := s.users[id]; !ok {
 			t.Errorf("ids lists %d, which is not a user", id)
 		}
-	}
-	if s.nextID < int64(len(s.users)) {
-		t.Errorf("nextID %d would reuse an id below %d", s.nextID, len(s.users))
 	}
 }
 
@@ -99,144 +112,144 @@ func TestBatchJudgesEachWriteAgainstTheBatchsEarlierWrites(t *testing.T) {
 		name       string
 		steps      []step
 		want       []user // the published users afterwards
-		wantNextID int64
+		wantLastID int64  // the last id given afterwards
 	}{
 		{
 			name: "two creates in one batch get consecutive new ids",
 			steps: []step{
-				{change{op: opCreate, name: "Carol", email: "carol@example.com"}, nil, 4},
-				{change{op: opCreate, name: "Dan", email: "dan@example.com"}, nil, 5},
+				{createChange("Carol", "carol@example.com"), nil, 4},
+				{createChange("Dan", "dan@example.com"), nil, 5},
 			},
 			want:       []user{ann, bob, {4, "Carol", "carol@example.com"}, {5, "Dan", "dan@example.com"}},
-			wantNextID: 6,
+			wantLastID: 5,
 		},
 		{
 			name: "an e-mail created earlier in the batch is taken, whatever its case",
 			steps: []step{
-				{change{op: opCreate, name: "Carol", email: "carol@example.com"}, nil, 4},
-				{change{op: opCreate, name: "Carol 2", email: "CAROL@example.com"}, errEmailTaken, 0},
+				{createChange("Carol", "carol@example.com"), nil, 4},
+				{createChange("Carol 2", "CAROL@example.com"), errEmailTaken, 0},
 			},
 			want:       []user{ann, bob, {4, "Carol", "carol@example.com"}},
-			wantNextID: 5,
+			wantLastID: 4,
 		},
 		{
 			name: "a refused create uses up no id",
 			steps: []step{
-				{change{op: opCreate, name: "Ann 2", email: "Ann@Example.com"}, errEmailTaken, 0},
-				{change{op: opCreate, name: "Dan", email: "dan@example.com"}, nil, 4},
+				{createChange("Ann 2", "Ann@Example.com"), errEmailTaken, 0},
+				{createChange("Dan", "dan@example.com"), nil, 4},
 			},
 			want:       []user{ann, bob, {4, "Dan", "dan@example.com"}},
-			wantNextID: 5,
+			wantLastID: 4,
 		},
 		{
 			name: "an e-mail freed by a patch earlier in the batch can be taken",
 			steps: []step{
-				{change{op: opPatch, id: 1, email: "ann.new@example.com"}, nil, 1},
-				{change{op: opCreate, name: "Other Ann", email: "ann@example.com"}, nil, 4},
+				{patchEmail(1, "ann.new@example.com"), nil, 1},
+				{createChange("Other Ann", "ann@example.com"), nil, 4},
 			},
 			want:       []user{{1, "Ann", "ann.new@example.com"}, bob, {4, "Other Ann", "ann@example.com"}},
-			wantNextID: 5,
+			wantLastID: 4,
 		},
 		{
 			name: "an e-mail freed by a delete earlier in the batch can be taken",
 			steps: []step{
-				{change{op: opDelete, id: 1}, nil, 1},
-				{change{op: opCreate, name: "Other Ann", email: "ANN@example.com"}, nil, 4},
+				{deleteChange(1), nil, 1},
+				{createChange("Other Ann", "ANN@example.com"), nil, 4},
 			},
 			want:       []user{bob, {4, "Other Ann", "ANN@example.com"}},
-			wantNextID: 5,
+			wantLastID: 4,
 		},
 		{
 			name: "an e-mail taken by a patch earlier in the batch is refused to a later patch",
 			steps: []step{
-				{change{op: opPatch, id: 1, email: "new@example.com"}, nil, 1},
-				{change{op: opReplace, id: 2, name: "Bob", email: "NEW@example.com"}, errEmailTaken, 0},
+				{patchEmail(1, "new@example.com"), nil, 1},
+				{replaceChange(2, "Bob", "NEW@example.com"), errEmailTaken, 0},
 			},
 			want:       []user{{1, "Ann", "new@example.com"}, bob},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "two users swap e-mails through a third address",
 			steps: []step{
-				{change{op: opPatch, id: 1, email: "swap@example.com"}, nil, 1},
-				{change{op: opPatch, id: 2, email: "ann@example.com"}, nil, 2},
-				{change{op: opPatch, id: 1, email: "bob@example.com"}, nil, 1},
+				{patchEmail(1, "swap@example.com"), nil, 1},
+				{patchEmail(2, "ann@example.com"), nil, 2},
+				{patchEmail(1, "bob@example.com"), nil, 1},
 			},
 			want:       []user{{1, "Ann", "bob@example.com"}, {2, "Bob", "ann@example.com"}},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "a user may change the case of its own e-mail",
 			steps: []step{
-				{change{op: opPatch, id: 1, email: "ANN@example.com"}, nil, 1},
+				{patchEmail(1, "ANN@example.com"), nil, 1},
 			},
 			want:       []user{{1, "Ann", "ANN@example.com"}, bob},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "a user created earlier in the batch can be changed and deleted",
 			steps: []step{
-				{change{op: opCreate, name: "Carol", email: "carol@example.com"}, nil, 4},
-				{change{op: opPatch, id: 4, name: "Caroline"}, nil, 4},
-				{change{op: opCreate, name: "Dan", email: "dan@example.com"}, nil, 5},
-				{change{op: opDelete, id: 4}, nil, 4},
+				{createChange("Carol", "carol@example.com"), nil, 4},
+				{patchName(4, "Caroline"), nil, 4},
+				{createChange("Dan", "dan@example.com"), nil, 5},
+				{deleteChange(4), nil, 4},
 			},
 			want:       []user{ann, bob, {5, "Dan", "dan@example.com"}},
-			wantNextID: 6,
+			wantLastID: 5,
 		},
 		{
 			name: "a user deleted earlier in the batch is not found",
 			steps: []step{
-				{change{op: opDelete, id: 2}, nil, 2},
-				{change{op: opPatch, id: 2, name: "Bob again"}, errUserNotFound, 0},
-				{change{op: opDelete, id: 2}, errUserNotFound, 0},
+				{deleteChange(2), nil, 2},
+				{patchName(2, "Bob again"), errUserNotFound, 0},
+				{deleteChange(2), errUserNotFound, 0},
 			},
 			want:       []user{ann},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "ids that never were, or were deleted before, are not found",
 			steps: []step{
-				{change{op: opReplace, id: 99, name: "Nobody", email: "nobody@example.com"}, errUserNotFound, 0},
-				{change{op: opDelete, id: 3}, errUserNotFound, 0},
+				{replaceChange(99, "Nobody", "nobody@example.com"), errUserNotFound, 0},
+				{deleteChange(3), errUserNotFound, 0},
 			},
 			want:       []user{ann, bob},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "deleted ids are never given again",
 			steps: []step{
-				{change{op: opDelete, id: 2}, nil, 2},
-				{change{op: opCreate, name: "Bob", email: "bob@example.com"}, nil, 4},
+				{deleteChange(2), nil, 2},
+				{createChange("Bob", "bob@example.com"), nil, 4},
 			},
 			want:       []user{ann, {4, "Bob", "bob@example.com"}},
-			wantNextID: 5,
+			wantLastID: 4,
 		},
 		{
 			name: "If-Match is judged against the batch's earlier write, not the published user",
 			steps: []step{
-				{change{op: opPatch, id: 1, ifMatch: annETag, name: "Ann Lee"}, nil, 1},
-				{change{op: opPatch, id: 1, ifMatch: annETag, name: "Ann Smith"}, errPreconditionFailed, 0},
-				{change{op: opPatch, id: 1, ifMatch: "*", name: "Ann Smith"}, nil, 1},
+				{withIfMatch(patchName(1, "Ann Lee"), annETag), nil, 1},
+				{withIfMatch(patchName(1, "Ann Smith"), annETag), errPreconditionFailed, 0},
+				{withIfMatch(patchName(1, "Ann Smith"), "*"), nil, 1},
 			},
 			want:       []user{{1, "Ann Smith", "ann@example.com"}, bob},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "a missing user is 404 before its If-Match is looked at",
 			steps: []step{
-				{change{op: opDelete, id: 99, ifMatch: `"nope"`}, errUserNotFound, 0},
+				{withIfMatch(deleteChange(99), `"nope"`), errUserNotFound, 0},
 			},
 			want:       []user{ann, bob},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 		{
 			name: "412 comes before 409",
 			steps: []step{
-				{change{op: opPatch, id: 2, ifMatch: `"stale"`, email: "ann@example.com"}, errPreconditionFailed, 0},
+				{withIfMatch(patchEmail(2, "ann@example.com"), `"stale"`), errPreconditionFailed, 0},
 			},
 			want:       []user{ann, bob},
-			wantNextID: 4,
+			wantLastID: 3,
 		},
 	}
 	for _, tt := range tests {
@@ -252,8 +265,8 @@ func TestBatchJudgesEachWriteAgainstTheBatchsEarlierWrites(t *testing.T) {
 				}
 				if err == nil {
 					passed++
-					if id := cmp.Or(u.ID, st.change.id); id != st.wantID { // a delete gives the zero user
-						t.Errorf("step %d: id %d, want %d", i+1, id, st.wantID)
+					if u.ID != st.wantID {
+						t.Errorf("step %d: id %d, want %d", i+1, u.ID, st.wantID)
 					}
 				}
 			}
@@ -267,8 +280,8 @@ func TestBatchJudgesEachWriteAgainstTheBatchsEarlierWrites(t *testing.T) {
 			if got := publishedUsers(s); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("published users\n got %v\nwant %v", got, tt.want)
 			}
-			if s.nextID != tt.wantNextID {
-				t.Errorf("nextID = %d, want %d", s.nextID, tt.wantNextID)
+			if last := s.lastGivenID(); last != tt.wantLastID {
+				t.Errorf("the last id given is %d, want %d", last, tt.wantLastID)
 			}
 			checkStoreInvariants(t, s)
 		})
@@ -277,11 +290,11 @@ func TestBatchJudgesEachWriteAgainstTheBatchsEarlierWrites(t *testing.T) {
 
 func TestStoreCommitReturnsTheUserAsStored(t *testing.T) {
 	s := newUserStore()
-	created, err := s.commit(change{op: opCreate, name: "Ann", email: "ann@example.com"})
+	created, err := s.commit(createChange("Ann", "ann@example.com"))
 	if want := (user{1, "Ann", "ann@example.com"}); err != nil || created != want {
 		t.Fatalf("create: %+v, %v; want %+v", created, err, want)
 	}
-	patched, err := s.commit(change{op: opPatch, id: 1, name: "Ann Lee"})
+	patched, err := s.commit(patchName(1, "Ann Lee"))
 	if want := (user{1, "Ann Lee", "ann@example.com"}); err != nil || patched != want {
 		t.Fatalf("patch: %+v, %v; want %+v, the e-mail kept", patched, err, want)
 	}
@@ -303,7 +316,7 @@ func TestConcurrentCreatesOfOneEmailLetExactlyOneWin(t *testing.T) {
 			if i%2 == 1 {
 				email = "SAME@example.com" // unique means unique case-insensitively
 			}
-			_, errs[i] = s.commit(change{op: opCreate, name: fmt.Sprint("writer ", i), email: email})
+			_, errs[i] = s.commit(createChange(fmt.Sprint("writer ", i), email))
 		}()
 	}
 	wg.Wait()
@@ -319,8 +332,8 @@ func TestConcurrentCreatesOfOneEmailLetExactlyOneWin(t *testing.T) {
 	if won != 1 || s.count() != 1 {
 		t.Errorf("%d creates won and the store holds %d users; want exactly 1", won, s.count())
 	}
-	if s.nextID != 2 {
-		t.Errorf("nextID = %d: refused creates used up ids", s.nextID)
+	if last := s.lastGivenID(); last != 1 {
+		t.Errorf("the last id given is %d: refused creates used up ids", last)
 	}
 	checkStoreInvariants(t, s)
 }
@@ -343,10 +356,17 @@ func TestConcurrentCommitsKeepEmailsUniqueAndIndexesConsistent(t *testing.T) {
 				if r.IntN(2) == 0 {
 					email = strings.ToUpper(email)
 				}
-				id := r.Int64N(s.nextIDForTest()) + 1
-				c := change{op: changeOp(r.IntN(4)), id: id, name: fmt.Sprint("user ", n), email: email}
-				if c.op == opPatch && r.IntN(2) == 0 {
-					c.email = "" // a patch of the name only
+				id := r.Int64N(s.lastGivenID()+2) + 1 // an id given, or the next one, or none
+				var c change
+				switch r.IntN(4) {
+				case 0:
+					c = createChange(fmt.Sprint("user ", n), email)
+				case 1:
+					c = replaceChange(id, fmt.Sprint("user ", n), email)
+				case 2:
+					c = patchName(id, fmt.Sprint("user ", n)) // a patch of the name only
+				default:
+					c = deleteChange(id)
 				}
 				if _, err := s.commit(c); err != nil && !errors.Is(err, errEmailTaken) && !errors.Is(err, errUserNotFound) {
 					t.Errorf("commit %+v: %v", c, err)
@@ -378,16 +398,10 @@ func TestConcurrentCommitsKeepEmailsUniqueAndIndexesConsistent(t *testing.T) {
 	close(stop)
 	readersDone.Wait()
 	checkStoreInvariants(t, s)
-	if got, want := string(s.encodedWholeList().body), string(encodeList(s.allUsers(), s.count(), listQuery{}).body); got != want {
+	users, _ := s.allUsers()
+	if got, want := string(s.encodedWholeList().body), string(encodeList(users, len(users), listQuery{}).body); got != want {
 		t.Errorf("the cached list is stale:\n got %s\nwant %s", got, want)
 	}
-}
-
-// nextIDForTest reads nextID under the lock, for tests that pick ids while others write.
-func (s *userStore) nextIDForTest() int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.nextID
 }
 
 // A PATCH of the e-mail keeps the name exactly as it was, even one whose JSON needs escapes.
@@ -416,13 +430,17 @@ func TestEmailIndexFollowsEveryChangeOfAddress(t *testing.T) {
 		address := addresses[random.IntN(len(addresses))]
 		key := emailKey(address)
 		var c change
-		switch pick := s.ids; {
+		var pick []int64
+		for _, u := range publishedUsers(s) {
+			pick = append(pick, u.ID)
+		}
+		switch {
 		case len(pick) == 0 || random.IntN(3) == 0:
-			c = change{op: opCreate, name: "Someone", email: address}
+			c = createChange("Someone", address)
 		case random.IntN(2) == 0:
-			c = change{op: opPatch, id: pick[random.IntN(len(pick))], email: address}
+			c = patchEmail(pick[random.IntN(len(pick))], address)
 		default:
-			c = change{op: opDelete, id: pick[random.IntN(len(pick))]}
+			c = deleteChange(pick[random.IntN(len(pick))])
 		}
 		_, err := s.commit(c)
 		if owner, taken := owners[key]; c.op != opDelete && taken && owner != c.id {
@@ -435,7 +453,7 @@ func TestEmailIndexFollowsEveryChangeOfAddress(t *testing.T) {
 			t.Fatalf("step %d: %+v: %v", step, c, err)
 		}
 		if c.op == opCreate {
-			c.id = s.nextIDForTest() - 1
+			c.id = s.lastGivenID()
 		}
 		delete(owners, keys[c.id])
 		delete(keys, c.id)
@@ -445,7 +463,7 @@ func TestEmailIndexFollowsEveryChangeOfAddress(t *testing.T) {
 		checkStoreInvariants(t, s)
 		for _, address := range addresses {
 			key := emailKey(address)
-			id, found := s.byEmail[key]
+			id, found := s.emailOwner(address)
 			if owner, taken := owners[key]; found != taken || id != owner {
 				t.Fatalf("step %d: byEmail[%s] = %d, %v; want %d, %v", step, key, id, found, owner, taken)
 			}

@@ -12,7 +12,6 @@ import (
 // api is the service: its handlers and what they share.
 type api struct {
 	store    *userStore
-	writer   userWriter
 	tokens   *tokens
 	log      *slog.Logger
 	delay    time.Duration
@@ -21,12 +20,6 @@ type api struct {
 
 	requestIDPrefix string
 	requestCount    atomic.Uint64
-}
-
-// A userWriter makes and publishes a change: the store, or with -data the journal (journal.go).
-type userWriter interface {
-	commit(change) (user, error)
-	broken() bool // true once durable writes have failed: /healthz then answers 503
 }
 
 // A resource is a path of the service and the handler of each method it takes.
@@ -53,8 +46,8 @@ func (a *api) resources() []resource {
 		}},
 		{"/api/users/{id}", []endpoint{
 			{http.MethodGet, roleRead, a.getUser},
-			{http.MethodPut, roleWrite, a.update(opReplace)},
-			{http.MethodPatch, roleWrite, a.update(opPatch)},
+			{http.MethodPut, roleWrite, a.replaceUser},
+			{http.MethodPatch, roleWrite, a.patchUser},
 			{http.MethodDelete, roleWrite, a.deleteUser},
 		}},
 		{"/healthz", []endpoint{{http.MethodGet, roleNone, a.health}}},
@@ -65,8 +58,8 @@ func (a *api) resources() []resource {
 }
 
 // newServer builds the whole service: the routes on a ServeMux, wrapped in middleware.go's checks.
-func newServer(cfg config, log *slog.Logger, tokens *tokens, store *userStore, writer userWriter, stopping <-chan struct{}) http.Handler {
-	a := &api{store: store, writer: writer, tokens: tokens, log: log, delay: cfg.delay, stopping: stopping,
+func newServer(cfg config, log *slog.Logger, tokens *tokens, store *userStore, stopping <-chan struct{}) http.Handler {
+	a := &api{store: store, tokens: tokens, log: log, delay: cfg.delay, stopping: stopping,
 		cors: cfg.cors, requestIDPrefix: randomHex(4) + "-"}
 	mux := http.NewServeMux()
 	for _, res := range a.resources() {
@@ -118,7 +111,8 @@ func checkIDAndRole(needed role, handler handlerFunc) handlerFunc {
 	}
 }
 
-// GET /api/users lists users, filtered, sorted and paged as the query asks (docs/api.md, "Listing").
+// listUsers answers GET and HEAD of /api/users: the users the query selects, sorted and paged as
+// it asks (docs/api.md, "Listing").
 func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	query, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {
@@ -132,24 +126,29 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// POST creates a user; the server gives its id and names its URI in Location (RFC 9110 §9.3.3).
+// createUser answers POST: the server gives the new user its id and names its URI in Location
+// (RFC 9110 §9.3.3).
 func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
-	name, email, err := readUser(w, r, 0)
+	body, err := readUserBody(w, r)
 	if err != nil {
 		return err
 	}
-	created, err := a.writer.commit(change{op: opCreate, name: name, email: email})
+	fields, err := body.newUser()
 	if err != nil {
 		return err
 	}
-	body := marshal(created)
+	created, err := a.store.commit(change{op: opCreate, fields: fields})
+	if err != nil {
+		return err
+	}
+	representation := marshal(created)
 	w.Header().Set("Location", userPath(created.ID))
-	w.Header().Set("ETag", entityTag(body))
-	writeJSON(w, http.StatusCreated, body)
+	w.Header().Set("ETag", entityTag(representation))
+	writeJSON(w, http.StatusCreated, representation)
 	return nil
 }
 
-// GET /api/users/{id} returns one user.
+// getUser answers GET and HEAD of one user.
 func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
@@ -158,46 +157,68 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errUserNotFound
 	}
-	body := marshal(found)
-	sendRepresentation(w, r, body, entityTag(body))
+	representation := marshal(found)
+	sendRepresentation(w, r, representation, entityTag(representation))
 	return nil
 }
 
-// PUT replaces the whole user, so both fields are required (RFC 9110 §9.3.4); it never creates.
-// PATCH changes only the fields it names: a JSON Merge Patch (RFC 7396). Both answer with the user,
-// its ETag, and Content-Location (RFC 9110 §8.7), so a client can send If-Match next without a GET.
-func (a *api) update(op changeOp) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id := userID(r)
-		name, email, err := readUser(w, r, id)
-		if err != nil {
-			return err
-		}
-		updated, err := a.writer.commit(change{op: op, id: id, name: name, email: email, ifMatch: headerList(r, "If-Match")})
-		if err != nil {
-			return err
-		}
-		body := marshal(updated)
-		w.Header().Set("Content-Location", userPath(id))
-		w.Header().Set("ETag", entityTag(body))
-		writeJSON(w, http.StatusOK, body)
-		return nil
+// replaceUser answers PUT: the whole user is replaced, so both fields are required (RFC 9110
+// §9.3.4). It never creates: ids are the server's to give.
+func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
+	body, err := readUserBody(w, r)
+	if err != nil {
+		return err
 	}
+	fields, err := body.replacement(userID(r))
+	if err != nil {
+		return err
+	}
+	return a.update(w, r, fields)
 }
 
-// DELETE removes the user; again, it is 404, but the state is the same: idempotent (RFC 9110 §9.2.2).
+// patchUser answers PATCH: a JSON Merge Patch (RFC 7396) changes only the fields it names.
+func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
+	body, err := readUserBody(w, r)
+	if err != nil {
+		return err
+	}
+	fields, err := body.patch(userID(r))
+	if err != nil {
+		return err
+	}
+	return a.update(w, r, fields)
+}
+
+// update sets the fields of the path's user and answers with the user as stored, its ETag and
+// Content-Location (RFC 9110 §8.7), so a client can send If-Match next without a GET.
+func (a *api) update(w http.ResponseWriter, r *http.Request, fields userFields) error {
+	id := userID(r)
+	updated, err := a.store.commit(change{op: opUpdate, id: id, fields: fields, ifMatch: headerList(r, "If-Match")})
+	if err != nil {
+		return err
+	}
+	representation := marshal(updated)
+	w.Header().Set("Content-Location", userPath(id))
+	w.Header().Set("ETag", entityTag(representation))
+	writeJSON(w, http.StatusOK, representation)
+	return nil
+}
+
+// deleteUser answers DELETE. Deleting again is 404, but the state is the same: DELETE stays
+// idempotent (RFC 9110 §9.2.2).
 func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
 	}
-	if _, err := a.writer.commit(change{op: opDelete, id: userID(r), ifMatch: headerList(r, "If-Match")}); err != nil {
+	if _, err := a.store.commit(change{op: opDelete, id: userID(r), ifMatch: headerList(r, "If-Match")}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// OPTIONS says which methods a path takes, and what bodies; no token: /openapi.json says it too.
+// options answers OPTIONS with the methods a path takes and the bodies they accept. It needs no
+// token: /openapi.json publishes the same.
 func (a *api) options(allow []string) handlerFunc {
 	methods := strings.Join(allow, ", ")
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -215,10 +236,11 @@ func (a *api) options(allow []string) handlerFunc {
 	}
 }
 
-// GET /healthz tells scripts and orchestrators that the server is up and can still write.
+// health answers /healthz: whether the server is up and can still write, for scripts and
+// orchestrators.
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
 	status, health := http.StatusOK, "ok"
-	if a.writer.broken() {
+	if a.store.broken() {
 		status, health = http.StatusServiceUnavailable, "journal broken"
 	}
 	writeJSON(w, status, marshal(map[string]string{"status": health}))
@@ -234,6 +256,7 @@ func methodNotAllowed(allow []string) handlerFunc {
 	}
 }
 
+// notFound answers a path that is not in the route table.
 func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }

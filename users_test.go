@@ -42,7 +42,6 @@ type testServer struct {
 	log     *slog.Logger
 	tokens  *tokens
 	store   *userStore
-	writer  userWriter // the store, unless a test makes writes fail or go to a journal
 	handler http.Handler
 }
 
@@ -53,14 +52,13 @@ func newTestServer(t testing.TB) *testServer {
 		t.Fatal(err)
 	}
 	s := &testServer{log: newLogger("text", io.Discard), tokens: tokenSet, store: newUserStore()}
-	s.writer = s.store
 	s.build()
 	return s
 }
 
 // build makes the handler anew from the server's dependencies.
 func (s *testServer) build() {
-	s.handler = newServer(s.cfg, s.log, s.tokens, s.store, s.writer, nil)
+	s.handler = newServer(s.cfg, s.log, s.tokens, s.store, nil)
 }
 
 // do sends a request through the handler. headers come in pairs of name and value; combine
@@ -1132,21 +1130,31 @@ func (e exchange) send(t *testing.T) *httptest.ResponseRecorder {
 	return w
 }
 
-// writerFunc is a userWriter that a test writes as a function: to make writes fail, or panic.
-type writerFunc func(change) (user, error)
+// diskFile is a journal's file that a test writes as a function: to make writes fail, or panic.
+type diskFile func(p []byte) (int, error)
 
-func (f writerFunc) commit(c change) (user, error) { return f(c) }
-func (f writerFunc) broken() bool                  { return false }
+func (write diskFile) Write(p []byte) (int, error) { return write(p) }
+func (diskFile) Sync() error                       { return nil }
+func (diskFile) Truncate(int64) error              { return nil }
+func (diskFile) Close() error                      { return nil }
 
-// brokenWriter is a userWriter that says its journal is broken, as after a failed fsync.
-type brokenWriter struct{ userWriter }
-
-func (brokenWriter) broken() bool { return true }
+// journalOn gives the server's store a journal on this file, as -data does, logging to the
+// server's log.
+func (s *testServer) journalOn(file journalFile) *journal {
+	j := newJournal("users.jsonl", s.log, 1<<20)
+	j.file, j.unlock = file, func() {}
+	s.store.journal = j
+	return j
+}
 
 // failingCommit makes every write fail as a full disk would, with an error the API did not foresee.
 func failingCommit(s *testServer) {
-	s.writer = writerFunc(func(change) (user, error) { return user{}, errors.New("disk on fire") })
-	s.build()
+	s.journalOn(diskFile(func([]byte) (int, error) { return 0, errors.New("disk on fire") }))
+}
+
+// brokenJournal gives the store a journal broken by an earlier failed write.
+func brokenJournal(s *testServer) {
+	s.journalOn(diskFile(func(p []byte) (int, error) { return len(p), nil })).failed.Store(true)
 }
 
 // observed wraps handler in the middleware that observes every request, logging to log.
@@ -1189,7 +1197,7 @@ func anAnswerOfEachKind(t *testing.T) []exchange {
 		{name: "not JSON", method: "POST", path: "/api/users", body: "name=Carol", headers: join(asWriter, []string{"Content-Type", "application/x-www-form-urlencoded"}), status: 415},
 		{name: "a write that fails", method: "POST", path: "/api/users", body: userJSON("Carol", "carol@example.com"), headers: writeJSON, setup: failingCommit, status: 500},
 		{name: "healthz", method: "GET", path: "/healthz", status: 200},
-		{name: "healthz of a broken journal", method: "GET", path: "/healthz", setup: func(s *testServer) { s.writer = brokenWriter{s.writer} }, status: 503},
+		{name: "healthz of a broken journal", method: "GET", path: "/healthz", setup: brokenJournal, status: 503},
 		{name: "unknown path outside /api/", method: "GET", path: "/nowhere", status: 404},
 		{name: "method not allowed outside /api/", method: "DELETE", path: "/healthz", status: 405},
 	}
@@ -2239,8 +2247,7 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 func TestPanicInAHandlerIs500JSONLoggedWithItsStack(t *testing.T) {
 	ts := withAnnAndBob(t)
 	log := ts.logTo()
-	ts.writer = writerFunc(func(change) (user, error) { panic("the store is on fire") })
-	ts.build()
+	ts.journalOn(diskFile(func([]byte) (int, error) { panic("the store is on fire") }))
 	w := ts.do("POST", "/api/users", userJSON("Carol", "carol@example.com"), join(asWriter, asJSON, []string{"X-Request-Id", "panic-1"})...)
 	message, _ := wantError(t, w, http.StatusInternalServerError)
 	if message != "internal server error" {
@@ -2336,8 +2343,7 @@ func TestHealthz(t *testing.T) {
 		t.Errorf("body %s", w.Body)
 	}
 
-	ts.writer = brokenWriter{ts.writer} // as the journal says after a failed fsync
-	ts.build()
+	brokenJournal(ts) // as after a failed fsync
 	for _, method := range []string{"GET", "HEAD"} {
 		w = ts.do(method, "/healthz", "")
 		wantStatus(t, w, http.StatusServiceUnavailable)
