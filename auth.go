@@ -20,38 +20,47 @@ const (
 	roleWrite
 )
 
-// tokens holds only SHA-256 hashes of the tokens: compared in constant time, they reveal nothing.
-type tokens struct {
-	hashes [][sha256.Size]byte
-	roles  []role
+// tokens are the tokens USERS_TOKENS sets, each kept only as its SHA-256 hash: compared in
+// constant time, the hashes reveal nothing.
+type tokens []token
+
+type token struct {
+	hash [sha256.Size]byte
+	role role
 }
 
 // parseTokens reads USERS_TOKENS, TOKEN:ROLE entries; a problem names an entry by its position only.
-func parseTokens(value string) (*tokens, error) {
-	t := &tokens{}
+func parseTokens(value string) (tokens, error) {
+	var t tokens
 	for i, entry := range strings.Split(value, ",") {
 		position := i + 1
-		token, roleName, found := strings.Cut(strings.TrimSpace(entry), ":")
+		secret, roleName, found := strings.Cut(strings.TrimSpace(entry), ":")
 		switch {
 		case strings.TrimSpace(entry) == "":
 			return nil, fmt.Errorf("USERS_TOKENS: entry %d is empty", position)
 		case !found:
 			return nil, fmt.Errorf("USERS_TOKENS: entry %d has no role: write entries as TOKEN:read or TOKEN:write", position)
-		case token == "":
+		case secret == "":
 			return nil, fmt.Errorf("USERS_TOKENS: entry %d has an empty token", position)
-		case !isBearerToken(token):
+		case !isBearerToken(secret):
 			return nil, fmt.Errorf("USERS_TOKENS: the token of entry %d has characters a bearer token cannot have (RFC 6750 allows A-Z a-z 0-9 - . _ ~ + / and trailing =)", position)
-		case roleName != "read" && roleName != "write":
+		}
+		granted := roleNone
+		switch roleName {
+		case "read":
+			granted = roleRead
+		case "write":
+			granted = roleWrite
+		default:
 			return nil, fmt.Errorf("USERS_TOKENS: entry %d has an unknown role: the role is read or write", position)
 		}
-		hash := sha256.Sum256([]byte(token))
-		for j, other := range t.hashes {
-			if other == hash {
+		hash := sha256.Sum256([]byte(secret))
+		for j, other := range t {
+			if other.hash == hash {
 				return nil, fmt.Errorf("USERS_TOKENS: entries %d and %d have the same token", j+1, position)
 			}
 		}
-		t.hashes = append(t.hashes, hash)
-		t.roles = append(t.roles, map[string]role{"read": roleRead, "write": roleWrite}[roleName])
+		t = append(t, token{hash: hash, role: granted})
 	}
 	return t, nil
 }
@@ -87,7 +96,7 @@ var (
 )
 
 // authenticate finds the role of the request's bearer token (RFC 6750 §2.1).
-func (t *tokens) authenticate(r *http.Request) (role, error) {
+func (t tokens) authenticate(r *http.Request) (role, error) {
 	values := r.Header.Values("Authorization")
 	if len(values) > 1 {
 		return roleNone, errInvalidToken
@@ -103,9 +112,9 @@ func (t *tokens) authenticate(r *http.Request) (role, error) {
 	}
 	hash := sha256.Sum256([]byte(strings.TrimLeft(token, " "))) // a malformed token is an unknown one
 	found := roleNone
-	for i := range t.hashes { // every entry is compared, so the time taken tells nothing
-		if subtle.ConstantTimeCompare(hash[:], t.hashes[i][:]) == 1 {
-			found = t.roles[i]
+	for _, known := range t { // every entry is compared, so the time taken tells nothing
+		if subtle.ConstantTimeCompare(hash[:], known.hash[:]) == 1 {
+			found = known.role
 		}
 	}
 	if found == roleNone {

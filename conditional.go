@@ -4,57 +4,151 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"regexp"
 	"strings"
 )
 
 // Conditional requests (RFC 9110 §13): every representation has a strong ETag, a 64-bit FNV-1a
 // hash of its bytes, so equal representations have equal tags and any change gives a new one.
 
+// entityTag returns the strong ETag of a representation.
 func entityTag(representation []byte) string {
 	hash := fnv.New64a()
 	hash.Write(representation)
 	return fmt.Sprintf(`"%016x"`, hash.Sum64())
 }
 
-// notModified sets the ETag, and answers 304 if If-None-Match holds it (RFC 9110 §13.1.2).
-func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
-	w.Header().Set("ETag", etag)
-	ifNoneMatch := headerList(r, "If-None-Match")
-	if ifNoneMatch == "" || !anyEntityTag(ifNoneMatch, func(tag string, weak bool) bool {
-		return tag == "*" || tag == etag // the weak comparison: W/ is ignored
-	}) {
-		return false
+// The failed preconditions: 412, and nothing changes (RFC 9110 §15.5.13).
+var (
+	errIfMatchFailed = newError(http.StatusPreconditionFailed,
+		"the resource has changed since you read it: If-Match does not match its current ETag")
+	errIfNoneMatchFailed = newError(http.StatusPreconditionFailed,
+		"the request did not go ahead: If-None-Match matches the current ETag of the resource, or is * and the resource exists")
+)
+
+// preconditions are a request's If-Match and If-None-Match, each nil when the request has none.
+// If-Modified-Since and If-Unmodified-Since are ignored: no answer carries a Last-Modified, so
+// there is no date to compare with (RFC 9110 §13.1.3, §13.1.4).
+type preconditions struct {
+	ifMatch, ifNoneMatch *tagList
+}
+
+// A tagList is what an If-Match or If-None-Match header lists: entity tags, and * for any.
+type tagList []string
+
+// readPreconditions reads the preconditions of a request. A list may be spread over several
+// header lines, which make one list (RFC 9110 §5.3).
+func readPreconditions(r *http.Request) preconditions {
+	read := func(name string) *tagList {
+		lines := r.Header.Values(name)
+		if len(lines) == 0 {
+			return nil
+		}
+		tags := parseTagList(strings.Join(lines, ","))
+		return &tags
 	}
-	w.WriteHeader(http.StatusNotModified)
-	return true
+	return preconditions{ifMatch: read("If-Match"), ifNoneMatch: read("If-None-Match")}
 }
 
-// ifMatchAllows reports whether If-Match lets a change of u go ahead (RFC 9110 §13.1.1).
-func ifMatchAllows(ifMatch string, u user) bool {
-	current := entityTag(marshal(u))
-	return anyEntityTag(ifMatch, func(tag string, weak bool) bool {
-		return tag == "*" || !weak && tag == current
-	})
+// present reports whether the request has a precondition at all.
+func (p preconditions) present() bool { return p.ifMatch != nil || p.ifNoneMatch != nil }
+
+// checkRead judges the preconditions of GET or HEAD against the target's current ETag, in RFC
+// 9110 §13.2.2's order: If-Match that fails is 412; then If-None-Match that matches means the
+// client's copy is current, and the answer is 304.
+func (p preconditions) checkRead(etag string) (notModified bool, err error) {
+	if p.ifMatch != nil && !p.ifMatch.matches(etag, strongly) {
+		return false, errIfMatchFailed
+	}
+	return p.ifNoneMatch != nil && p.ifNoneMatch.matches(etag, weakly), nil
 }
 
-// headerList returns a header that holds a list, its lines joined (RFC 9110 §5.3).
-func headerList(r *http.Request, name string) string {
-	return strings.Join(r.Header.Values(name), ", ")
+// checkWrite judges the preconditions of a write against its target's current ETag, in the same
+// order: If-Match that fails is 412, and so is If-None-Match that matches (RFC 9110 §13.1.2).
+func (p preconditions) checkWrite(etag string) error {
+	if p.ifMatch != nil && !p.ifMatch.matches(etag, strongly) {
+		return errIfMatchFailed
+	}
+	if p.ifNoneMatch != nil && p.ifNoneMatch.matches(etag, weakly) {
+		return errIfNoneMatchFailed
+	}
+	return nil
 }
 
-// anyEntityTag reports whether match holds for a tag of a list such as `"a", W/"b"` or `*`
-// (RFC 9110 §8.8.3). A tag may hold commas, so the list is read tag by tag, not split at commas;
-// from a part that is not a tag on, nothing matches.
-func anyEntityTag(list string, match func(tag string, weak bool) bool) bool {
-	for tag := listedTag.FindStringSubmatch(list); tag != nil; tag = listedTag.FindStringSubmatch(list) {
-		if match(strings.TrimPrefix(tag[1], "W/"), tag[2] != "") {
+// matches reports whether one of the listed tags matches the current ETag of a target that exists,
+// * matching any (RFC 9110 §13.1.1, §13.1.2).
+func (list tagList) matches(current string, compare func(tag, current string) bool) bool {
+	for _, tag := range list {
+		if tag == "*" || compare(tag, current) {
 			return true
 		}
-		list = list[len(tag[0]):]
 	}
 	return false
 }
 
-// listedTag matches the first tag of a list: * or a quoted tag, perhaps weak, after separators.
-var listedTag = regexp.MustCompile(`^[ \t,]*(\*|(W/)?"[^"]*")`)
+// strongly is the strong comparison, which If-Match uses: a weak tag never matches (RFC 9110 §8.8.3.2).
+func strongly(tag, current string) bool { return tag == current }
+
+// weakly is the weak comparison, which If-None-Match uses: W/ is ignored.
+func weakly(tag, current string) bool { return strings.TrimPrefix(tag, "W/") == current }
+
+// parseTagList reads an If-Match or If-None-Match value by RFC 9110 §8.8.3's grammar, as
+// net/http's own checkIfMatch does: entity tags and *, between commas and white space. From a
+// part that is not an entity tag on, nothing more is read, so that part matches nothing.
+func parseTagList(list string) tagList {
+	var tags tagList
+	for {
+		list = strings.TrimLeft(list, " \t")
+		switch {
+		case list == "":
+			return tags
+		case list[0] == ',':
+			list = list[1:]
+		case list[0] == '*':
+			tags, list = append(tags, "*"), list[1:]
+		default:
+			tag, rest, ok := scanEntityTag(list)
+			if !ok {
+				return tags
+			}
+			tags, list = append(tags, tag), rest
+		}
+	}
+}
+
+// scanEntityTag reads the entity tag at the start of s: W/ for a weak one, then etagc characters
+// between double quotes, where etagc is any visible character but the quote, or obs-text.
+func scanEntityTag(s string) (tag, rest string, ok bool) {
+	start := 0
+	if strings.HasPrefix(s, "W/") {
+		start = 2
+	}
+	if len(s) < start+2 || s[start] != '"' {
+		return "", s, false
+	}
+	for i := start + 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[:i+1], s[i+1:], true
+		case c == 0x21 || 0x23 <= c && c <= 0x7e || c >= 0x80: // etagc
+		default: // a space, a control character
+			return "", s, false
+		}
+	}
+	return "", s, false
+}
+
+// sendRepresentation answers GET or HEAD with a representation and its ETag: 412 when If-Match
+// fails, 304 and no body when If-None-Match says the client's copy is current, else 200.
+func sendRepresentation(w http.ResponseWriter, r *http.Request, contentType string, body []byte, etag string) error {
+	notModified, err := readPreconditions(r).checkRead(etag)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag)
+	if notModified {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	writeBody(w, http.StatusOK, contentType, body)
+	return nil
+}

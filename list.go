@@ -34,42 +34,49 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 	}
 	slices.Sort(names) // so that the same query always gets the same message
 	for _, name := range names {
-		value := values[name][0]
-		var ok bool // whether page or per_page was a number in canonical form
-		switch {
-		case len(values[name]) > 1:
+		if len(values[name]) > 1 {
 			return query, badRequest(fmt.Sprintf("the query parameter %s is given more than once", quoteForMessage(name)))
-		case name == "page":
-			if query.page, ok = parseID(value); !ok {
+		}
+		value := values[name][0]
+		var ok bool // whether page or per_page is a number in canonical form
+		switch name {
+		case "page":
+			if query.page, ok = parsePageNumber(value); !ok {
 				return query, badRequest("page must be a whole number from 1 up, such as page=2")
 			}
-		case name == "per_page":
-			if query.perPage, ok = parseID(value); !ok || query.perPage > 100 {
+			query.paged = true
+		case "per_page":
+			if query.perPage, ok = parsePageNumber(value); !ok || query.perPage > 100 {
 				return query, badRequest("per_page must be a whole number from 1 to 100, such as per_page=20")
 			}
-		case name == "q":
+			query.paged = true
+		case "q":
 			query.search = value // an empty q, as a search form sends it, filters nothing
-		case name == "email" && value == "":
-			return query, badRequest("email must not be empty: give the address to look for, such as email=ann@example.com")
-		case name == "email":
+			query.others.Set(name, value)
+		case "email":
+			if value == "" {
+				return query, badRequest("email must not be empty: give the address to look for, such as email=ann@example.com")
+			}
 			query.email = value
-		case name == "sort" && !slices.Contains(sortOrders, value):
-			return query, badRequest("sort must be id, name or email, with - before it for descending order, such as sort=-name")
-		case name == "sort":
+			query.others.Set(name, value)
+		case "sort":
+			if !slices.Contains(sortOrders, value) {
+				return query, badRequest("sort must be id, name or email, with - before it for descending order, such as sort=-name")
+			}
 			query.sort = value
+			query.others.Set(name, value)
 		default:
 			return query, badRequest(fmt.Sprintf("unknown query parameter %s: the list takes page, per_page, q, email and sort",
 				quoteForMessage(name)))
-		}
-		if name == "page" || name == "per_page" {
-			query.paged = true
-		} else {
-			query.others.Set(name, value)
 		}
 	}
 	return query, nil
 }
 
+// parsePageNumber reads page or per_page: a positive integer in canonical decimal, as ids are.
+func parsePageNumber(s string) (int64, bool) { return parseCanonical(s) }
+
+// totalPages is ceil(total / per_page): 0 when nothing matches.
 func (q listQuery) totalPages(total int) int64 {
 	return (int64(total) + q.perPage - 1) / q.perPage
 }

@@ -24,7 +24,9 @@ const version = "1.0.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Once the first signal has come, stop gives the signals back their default handling, so a
+	// second Ctrl-C ends the process at once instead of waiting for the requests in flight.
+	context.AfterFunc(ctx, stop)
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "users:", err)
 		if errors.As(err, new(usageError)) {
@@ -46,14 +48,21 @@ type config struct {
 	cors         corsPolicy
 	delay        time.Duration
 	sampleData   bool
+	showVersion  bool
 	tokens       string // USERS_TOKENS
 }
 
 // run is the whole program, given what main takes from the process, so tests call it directly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
-	if err != nil || cfg == nil { // cfg is nil after -h and -version, which print and stop
+	switch {
+	case errors.Is(err, flag.ErrHelp): // -h, which printed the usage
+		return nil
+	case err != nil:
 		return err
+	case cfg.showVersion:
+		fmt.Fprintln(stdout, "users", version)
+		return nil
 	}
 	logger := newLogger(cfg.logFormat, stderr)
 	tokenSet, writeToken, readToken, err := loadTokens(cfg.tokens)
@@ -113,7 +122,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// parseConfig reads the flags and USERS_TOKENS; after -h or -version it prints and returns nil.
+// parseConfig reads the flags and USERS_TOKENS. For -h it prints the usage to stdout and returns
+// flag.ErrHelp, as the flag package does.
 func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
 	cfg := &config{tokens: getenv("USERS_TOKENS")}
 	flags := flag.NewFlagSet("users", flag.ContinueOnError)
@@ -126,7 +136,7 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	cors := flags.String("cors-origin", "", "comma-separated `origins` whose pages may call the API (for example http://localhost:3000), or *")
 	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
 	flags.BoolVar(&cfg.sampleData, "sample-data", false, "add 12 example users to an empty store")
-	showVersion := flags.Bool("version", false, "print the version and exit")
+	flags.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 
 	err := flags.Parse(args[1:])
 	switch {
@@ -135,14 +145,11 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 			"Tokens come from USERS_TOKENS=\"TOKEN:write,TOKEN:read\"; without it, two are generated and printed.\n\nFlags:\n")
 		flags.SetOutput(stdout)
 		flags.PrintDefaults()
-		return nil, nil
+		return nil, flag.ErrHelp
 	case err != nil:
 		return nil, usageError{fmt.Errorf("%w (run with -h for the flags)", err)}
 	case flags.NArg() > 0:
 		return nil, usageError{fmt.Errorf("unexpected argument %q: the service takes only flags (run with -h)", flags.Arg(0))}
-	case *showVersion:
-		fmt.Fprintln(stdout, "users", version)
-		return nil, nil
 	case !isListenAddress(cfg.addr):
 		return nil, usageError{fmt.Errorf("-addr must be host:port with a port from 0 to 65535, such as localhost:8080, not %q", cfg.addr)}
 	case cfg.logFormat != "text" && cfg.logFormat != "json":
@@ -159,7 +166,9 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	return cfg, nil
 }
 
-// parseCORSOrigins reads -cors-origin: "*", or origins such as https://app.example.com:8443.
+// parseCORSOrigins reads -cors-origin: "*", or origins such as https://app.example.com:8443. Each
+// is kept as a browser writes it in Origin (RFC 6454 §6.2): scheme and host in lower case, and no
+// port when it is the scheme's default, so HTTP://LocalHost:80 is http://localhost.
 func parseCORSOrigins(value string) (corsPolicy, error) {
 	var policy corsPolicy
 	switch strings.TrimSpace(value) {
@@ -171,11 +180,22 @@ func parseCORSOrigins(value string) (corsPolicy, error) {
 	for _, origin := range strings.Split(value, ",") {
 		origin = strings.TrimSpace(origin)
 		u, err := url.Parse(origin)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-			u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+		if err != nil || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
 			return policy, fmt.Errorf("-cors-origin: %q is not an origin such as https://app.example.com or http://localhost:3000", origin)
 		}
-		policy.origins = append(policy.origins, origin)
+		scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+		if scheme != "http" && scheme != "https" {
+			return policy, fmt.Errorf("-cors-origin: %q is not an http or https origin", origin)
+		}
+		if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
+			port = ""
+		}
+		if port != "" {
+			host = net.JoinHostPort(host, port)
+		} else if strings.Contains(host, ":") {
+			host = "[" + host + "]" // an IPv6 address
+		}
+		policy.origins = append(policy.origins, scheme+"://"+host)
 	}
 	return policy, nil
 }
@@ -188,7 +208,7 @@ func isListenAddress(addr string) bool {
 }
 
 // loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits, to be shown once.
-func loadTokens(value string) (t *tokens, writeToken, readToken string, err error) {
+func loadTokens(value string) (t tokens, writeToken, readToken string, err error) {
 	if strings.TrimSpace(value) == "" {
 		writeToken, readToken = randomHex(16), randomHex(16)
 		value = writeToken + ":write," + readToken + ":read"

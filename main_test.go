@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -394,6 +398,83 @@ func TestMainExitStatus(t *testing.T) {
 				t.Errorf("-h printed the usage %d times, want once", strings.Count(stdout.String(), "Usage:"))
 			}
 		})
+	}
+}
+
+// -h is the flag package's own flag.ErrHelp once the usage is printed: run turns it into exit
+// status 0.
+func TestHelpIsFlagErrHelp(t *testing.T) {
+	var stdout bytes.Buffer
+	if _, err := parseConfig([]string{"users", "-h"}, func(string) string { return "" }, &stdout); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("parseConfig(-h) returned %v, want flag.ErrHelp", err)
+	}
+}
+
+// A second Ctrl-C during the drain ends the process at once: once the first signal has come,
+// the default handling of signals is back (os/signal).
+func TestSecondInterruptEndsTheProcessAtOnce(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to send on Windows")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainExitStatus$")
+	cmd.Env = append(os.Environ(), "USERS_TEST_MAIN_ARGS=-addr 127.0.0.1:0", "USERS_TOKENS=w-token:write")
+	stderr := &syncLog{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitForLog := func(pattern *regexp.Regexp) []string {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			if m := pattern.FindStringSubmatch(stderr.String()); m != nil {
+				return m
+			}
+			select {
+			case err := <-exited:
+				t.Fatalf("the server ended (%v) before logging %s:\n%s", err, pattern, stderr)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		t.Fatalf("no log line %s within 10s:\n%s", pattern, stderr)
+		return nil
+	}
+	addr := waitForLog(listeningAddr)[1]
+
+	// A request in flight that the drain waits for: a POST whose body never comes. The server's
+	// 100 Continue says that the handler has begun to read it.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "POST /api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer w-token\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, "100 Continue") {
+		t.Fatalf("the server answered %q, %v; want 100 Continue", status, err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	waitForLog(regexp.MustCompile("stopping"))
+
+	// The drain would take 10 s; a second signal must end it at once. The signal is sent again
+	// until the process ends, since the default handling comes back just after the log line.
+	deadline := time.After(5 * time.Second)
+	for {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+				t.Fatalf("the process ended with %v, want it killed by the second SIGINT:\n%s", err, stderr)
+			}
+			return
+		case <-deadline:
+			t.Fatalf("the process still runs 5 s after the second SIGINT: it waits for the drain:\n%s", stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

@@ -56,12 +56,6 @@ func (a *api) recoverPanic(answer *observedResponse, r *http.Request, requestID 
 	if recovered == http.ErrAbortHandler || answer.status != 0 {
 		return true
 	}
-	for _, name := range []string{"ETag", "Location", "Content-Location", "Link"} {
-		answer.Header().Del(name) // what the handler set for an answer it never gave
-	}
-	if isAPIPath(r.URL.Path) {
-		answer.Header().Set("Cache-Control", "no-store")
-	}
 	writeError(answer, r, a.log, errInternal)
 	return false
 }
@@ -118,7 +112,7 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		addVary(w.Header(), "Authorization")        // the answer depends on the token
+		w.Header().Add("Vary", "Authorization")     // the answer depends on the token
 		w.Header().Set("Cache-Control", "no-store") // GET answers relax it to "private, no-cache"
 		if a.delay > 0 {
 			timer := time.NewTimer(a.delay)
@@ -147,20 +141,14 @@ func isAPIPath(p string) bool {
 	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(path.Clean(p), "/api/")
 }
 
-// addVary adds a name to the Vary header, keeping it one line.
-func addVary(h http.Header, name string) {
-	if vary := h.Get("Vary"); vary != "" {
-		name = vary + ", " + name
-	}
-	h.Set("Vary", name)
-}
-
-// corsPolicy is the -cors-origin setting: the origins whose pages may call the API from a browser.
+// corsPolicy is the -cors-origin setting: the origins whose pages may call the API from a browser,
+// each as a browser writes it in Origin (parseCORSOrigins).
 type corsPolicy struct {
 	anyOrigin bool
 	origins   []string
 }
 
+// allows reports whether a page of this origin may read the answers.
 func (p corsPolicy) allows(origin string) bool {
 	return p.anyOrigin || origin != "" && slices.Contains(p.origins, origin)
 }
@@ -175,7 +163,7 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 		if a.cors.anyOrigin {
 			origin = "*" // every page may read the answers, which then do not vary by origin
 		} else {
-			addVary(h, "Origin")
+			h.Add("Vary", "Origin")
 		}
 		if a.cors.allows(origin) {
 			h.Set("Access-Control-Allow-Origin", origin)

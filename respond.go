@@ -62,11 +62,10 @@ func badRequest(message string) *apiError { return newError(http.StatusBadReques
 
 // The errors of the stored state, and the one that every failure nobody foresaw becomes.
 var (
-	errUserNotFound       = newError(http.StatusNotFound, "no user has this id")
-	errPreconditionFailed = newError(http.StatusPreconditionFailed, "the user has changed since you read it: If-Match does not match its current ETag")
-	errEmailTaken         = newError(http.StatusConflict, "another user already has this email")
-	errNoIDLeft           = newError(http.StatusConflict, "no id is left to give: every id up to 9223372036854775807 has been used once")
-	errInternal           = newError(http.StatusInternalServerError, "internal server error")
+	errUserNotFound = newError(http.StatusNotFound, "no user has this id")
+	errEmailTaken   = newError(http.StatusConflict, "another user already has this email")
+	errNoIDLeft     = newError(http.StatusConflict, "no id is left to give: every id up to 9223372036854775807 has been used once")
+	errInternal     = newError(http.StatusInternalServerError, "internal server error")
 )
 
 // quoteForMessage quotes a client's text for an error message, cut short if it is long.
@@ -89,21 +88,33 @@ func marshal(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// writeJSON sends a JSON body with its length, so that no answer goes out chunked.
+// writeJSON sends a JSON body.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, status, "application/json", body)
+}
+
+// writeBody sends a body with its type and length, so that no answer goes out chunked. net/http
+// drops the body of a HEAD.
+func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
 }
 
 // writeError sends err as the error body; any other error is the server's own: logged, and 500.
+// An error answer is never stored by a cache, and carries no header of the representation it
+// replaces, whatever the handler had set.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		e = errInternal
 	}
+	for _, name := range []string{"ETag", "Location", "Content-Location", "Link"} {
+		w.Header().Del(name)
+	}
+	w.Header().Set("Cache-Control", "no-store")
 	for name, values := range e.header {
 		for _, value := range values {
 			w.Header().Add(name, value)

@@ -109,10 +109,10 @@ func (s *userStore) broken() bool { return s.journal != nil && s.journal.broken(
 
 // A change is one write a client asked for, not yet judged.
 type change struct {
-	op      changeOp
-	id      int64      // the user to change; a create's id is the store's to give
-	fields  userFields // what a create or an update sets
-	ifMatch string     // the If-Match header as sent, "" when absent
+	op         changeOp
+	id         int64         // the user to change; a create's id is the store's to give
+	fields     userFields    // what a create or an update sets
+	conditions preconditions // judged against the target's current ETag, atomically with the write
 }
 
 // changeOp is what a change does to its user.
@@ -168,6 +168,10 @@ func (s *userStore) commit(c change) (user, error) {
 }
 
 // writeQueued takes every change in the queue and writes it. The caller holds writeMu.
+//
+// A create with preconditions is judged against the whole collection, whose ETag is that of the
+// list as readers see it, so it begins a batch of its own: the changes before it are published
+// first.
 func (s *userStore) writeQueued() {
 	var pending []*pendingChange
 	for len(s.queue) > 0 {
@@ -176,15 +180,22 @@ func (s *userStore) writeQueued() {
 	for _, p := range pending {
 		p.done = true
 	}
-	switch {
-	case s.closed:
+	if s.closed {
 		failAll(pending, errStoreClosed)
-	case s.broken():
-		failAll(pending, errJournalBroken)
-	default:
-		s.writeBatch(pending)
+		return
+	}
+	for len(pending) > 0 {
+		n := 1
+		for n < len(pending) && !pending[n].change.judgesCollection() {
+			n++
+		}
+		s.writeBatch(pending[:n])
+		pending = pending[n:]
 	}
 }
+
+// judgesCollection reports whether a change's preconditions are judged against the collection.
+func (c change) judgesCollection() bool { return c.op == opCreate && c.conditions.present() }
 
 func failAll(pending []*pendingChange, err error) {
 	for _, p := range pending {
@@ -195,6 +206,10 @@ func failAll(pending []*pendingChange, err error) {
 // writeBatch judges each change after the ones before it, appends the batch's writes to the
 // journal, publishes them, and compacts the journal when it is due. The caller holds writeMu.
 func (s *userStore) writeBatch(pending []*pendingChange) {
+	if s.broken() {
+		failAll(pending, errJournalBroken)
+		return
+	}
 	b := s.newBatch()
 	for _, p := range pending {
 		p.user, p.err = b.judge(p.change)
@@ -276,12 +291,15 @@ func (b *batch) judge(c change) (user, error) {
 		return b.create(c)
 	}
 	before, exists := b.current(c.id)
-	switch {
-	case !exists:
+	if !exists {
 		return user{}, errUserNotFound
-	case c.ifMatch != "" && !ifMatchAllows(c.ifMatch, before):
-		return user{}, errPreconditionFailed
-	case c.op == opDelete:
+	}
+	if c.conditions.present() {
+		if err := c.conditions.checkWrite(entityTag(marshal(before))); err != nil {
+			return user{}, err
+		}
+	}
+	if c.op == opDelete {
 		b.add(write{id: c.id, before: &before})
 		return before, nil
 	}
@@ -296,6 +314,11 @@ func (b *batch) judge(c change) (user, error) {
 // create gives a new user the next id. Ids end at 2^63-1: a create after that one is refused, as
 // an id is never given twice, nor wraps around to a negative one.
 func (b *batch) create(c change) (user, error) {
+	if c.conditions.present() { // the target is the collection: its ETag is the whole list's
+		if err := c.conditions.checkWrite(b.store.encodedWholeList().etag); err != nil {
+			return user{}, err
+		}
+	}
 	created := c.fields.applyTo(user{})
 	if _, taken := b.emailOwner(created.Email); taken {
 		return user{}, errEmailTaken

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,8 @@ func deleteChange(id int64) change { return change{op: opDelete, id: id} }
 
 // withIfMatch is c with an If-Match header.
 func withIfMatch(c change, ifMatch string) change {
-	c.ifMatch = ifMatch
+	tags := parseTagList(ifMatch)
+	c.conditions.ifMatch = &tags
 	return c
 }
 
@@ -229,7 +231,7 @@ func TestBatchJudgesEachWriteAgainstTheBatchsEarlierWrites(t *testing.T) {
 			name: "If-Match is judged against the batch's earlier write, not the published user",
 			steps: []step{
 				{withIfMatch(patchName(1, "Ann Lee"), annETag), nil, 1},
-				{withIfMatch(patchName(1, "Ann Smith"), annETag), errPreconditionFailed, 0},
+				{withIfMatch(patchName(1, "Ann Smith"), annETag), errIfMatchFailed, 0},
 				{withIfMatch(patchName(1, "Ann Smith"), "*"), nil, 1},
 			},
 			want:       []user{{1, "Ann Smith", "ann@example.com"}, bob},
@@ -246,7 +248,7 @@ func TestBatchJudgesEachWriteAgainstTheBatchsEarlierWrites(t *testing.T) {
 		{
 			name: "412 comes before 409",
 			steps: []step{
-				{withIfMatch(patchEmail(2, "ann@example.com"), `"stale"`), errPreconditionFailed, 0},
+				{withIfMatch(patchEmail(2, "ann@example.com"), `"stale"`), errIfMatchFailed, 0},
 			},
 			want:       []user{ann, bob},
 			wantLastID: 3,
@@ -468,5 +470,91 @@ func TestEmailIndexFollowsEveryChangeOfAddress(t *testing.T) {
 				t.Fatalf("step %d: byEmail[%s] = %d, %v; want %d, %v", step, key, id, found, owner, taken)
 			}
 		}
+	}
+}
+
+func TestIDsAreNeverReused(t *testing.T) {
+	ts := newTestServer(t)
+	first := ts.create(t, "Ann", "ann@example.com")
+	second := ts.create(t, "Bob", "bob@example.com")
+	for _, u := range []user{second, first} { // the highest id too
+		wantStatus(t, ts.do("DELETE", userPath(u.ID), "", asWriter...), http.StatusNoContent)
+	}
+	again := ts.create(t, "Ann", "ann@example.com")
+	if again.ID <= second.ID {
+		t.Errorf("a new user got id %d after ids up to %d were deleted: ids must never be reused", again.ID, second.ID)
+	}
+}
+
+// E-mail addresses are unique, compared case-insensitively (docs/api.md, "Request bodies", rule 6).
+func TestDuplicateEmailIs409(t *testing.T) {
+	tests := []struct {
+		name         string
+		method, path string
+		body         string
+		want         int
+	}{
+		{"create with a taken e-mail", "POST", "/api/users", userJSON("Ann 2", "ann@example.com"), 409},
+		{"create with a taken e-mail in another case", "POST", "/api/users", userJSON("Ann 2", "ANN@Example.com"), 409},
+		{"create with a taken e-mail and white space", "POST", "/api/users", userJSON("Ann 2", " ann@example.com "), 409},
+		{"PUT to another user's e-mail", "PUT", "/api/users/2", userJSON("Bob", "Ann@example.com"), 409},
+		{"PATCH to another user's e-mail", "PATCH", "/api/users/2", `{"email":"aNN@example.com"}`, 409},
+		{"PUT of one's own e-mail in another case", "PUT", "/api/users/1", userJSON("Ann", "ANN@example.com"), 200},
+		{"PATCH of one's own e-mail in another case", "PATCH", "/api/users/1", `{"email":"Ann@Example.com"}`, 200},
+		{"PATCH of the name only", "PATCH", "/api/users/1", `{"name":"Ann Lee"}`, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := withAnnAndBob(t)
+			w := ts.do(tt.method, tt.path, tt.body, join(asWriter, asJSON)...)
+			if tt.want == http.StatusConflict {
+				wantError(t, w, http.StatusConflict, "email")
+				return
+			}
+			wantStatus(t, w, tt.want)
+		})
+	}
+}
+
+func TestEmailOfADeletedUserIsFreeAgain(t *testing.T) {
+	ts := withAnnAndBob(t)
+	wantStatus(t, ts.do("DELETE", "/api/users/1", "", asWriter...), http.StatusNoContent)
+	ts.create(t, "Ann again", "ANN@example.com")
+	// and an e-mail given up by an update is free too
+	wantStatus(t, ts.do("PATCH", "/api/users/2", `{"email":"robert@example.com"}`, join(asWriter, asJSON)...), http.StatusOK)
+	ts.create(t, "Bob again", "bob@example.com")
+}
+
+// A create with preconditions is judged against the collection that readers can have seen: the
+// changes queued before it are published first, and its If-Match must name the list they left.
+func TestConditionalCreateIsJudgedAfterTheChangesQueuedBeforeIt(t *testing.T) {
+	s := storeWithAnnAndBob(t)
+	ann, bob := user{1, "Ann", "ann@example.com"}, user{2, "Bob", "bob@example.com"}
+	carol := user{4, "Carol", "carol@example.com"}
+	before := encodeList([]user{ann, bob}, 2, listQuery{}).etag
+	afterCarol := encodeList([]user{ann, bob, carol}, 3, listQuery{}).etag
+	withListTag := func(c change, etag string) change {
+		tags := tagList{etag}
+		c.conditions.ifMatch = &tags
+		return c
+	}
+	queued := []*pendingChange{
+		{change: createChange("Carol", "carol@example.com")},
+		{change: withListTag(createChange("Dan", "dan@example.com"), before)},
+		{change: withListTag(createChange("Eve", "eve@example.com"), afterCarol)},
+	}
+	s.writeMu.Lock()
+	for _, p := range queued {
+		s.queue <- p
+	}
+	s.writeQueued()
+	s.writeMu.Unlock()
+	for i, want := range []error{nil, errIfMatchFailed, nil} {
+		if !errors.Is(queued[i].err, want) || !queued[i].done {
+			t.Errorf("change %d: error %v, done %v; want %v", i+1, queued[i].err, queued[i].done, want)
+		}
+	}
+	if got, want := publishedUsers(s), []user{ann, bob, carol, {5, "Eve", "eve@example.com"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("published %v, want %v", got, want)
 	}
 }

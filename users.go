@@ -12,7 +12,7 @@ import (
 // api is the service: its handlers and what they share.
 type api struct {
 	store    *userStore
-	tokens   *tokens
+	tokens   tokens
 	log      *slog.Logger
 	delay    time.Duration
 	stopping <-chan struct{} // closed when the server starts to stop: a -delay ends early
@@ -58,7 +58,7 @@ func (a *api) resources() []resource {
 }
 
 // newServer builds the whole service: the routes on a ServeMux, wrapped in middleware.go's checks.
-func newServer(cfg config, log *slog.Logger, tokens *tokens, store *userStore, stopping <-chan struct{}) http.Handler {
+func newServer(cfg config, log *slog.Logger, tokens tokens, store *userStore, stopping <-chan struct{}) http.Handler {
 	a := &api{store: store, tokens: tokens, log: log, delay: cfg.delay, stopping: stopping,
 		cors: cfg.cors, requestIDPrefix: randomHex(4) + "-"}
 	mux := http.NewServeMux()
@@ -122,8 +122,8 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if query.paged {
 		w.Header().Set("Link", query.links(list.total))
 	}
-	sendRepresentation(w, r, list.body, list.etag)
-	return nil
+	w.Header().Set("Cache-Control", "private, no-cache") // a cache must ask again: the answer depends on the token
+	return sendRepresentation(w, r, "application/json", list.body, list.etag)
 }
 
 // createUser answers POST: the server gives the new user its id and names its URI in Location
@@ -137,7 +137,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created, err := a.store.commit(change{op: opCreate, fields: fields})
+	created, err := a.store.commit(change{op: opCreate, fields: fields, conditions: readPreconditions(r)})
 	if err != nil {
 		return err
 	}
@@ -158,8 +158,8 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 		return errUserNotFound
 	}
 	representation := marshal(found)
-	sendRepresentation(w, r, representation, entityTag(representation))
-	return nil
+	w.Header().Set("Cache-Control", "private, no-cache") // a cache must ask again: the answer depends on the token
+	return sendRepresentation(w, r, "application/json", representation, entityTag(representation))
 }
 
 // replaceUser answers PUT: the whole user is replaced, so both fields are required (RFC 9110
@@ -193,7 +193,7 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 // Content-Location (RFC 9110 §8.7), so a client can send If-Match next without a GET.
 func (a *api) update(w http.ResponseWriter, r *http.Request, fields userFields) error {
 	id := userID(r)
-	updated, err := a.store.commit(change{op: opUpdate, id: id, fields: fields, ifMatch: headerList(r, "If-Match")})
+	updated, err := a.store.commit(change{op: opUpdate, id: id, fields: fields, conditions: readPreconditions(r)})
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
 	}
-	if _, err := a.store.commit(change{op: opDelete, id: userID(r), ifMatch: headerList(r, "If-Match")}); err != nil {
+	if _, err := a.store.commit(change{op: opDelete, id: userID(r), conditions: readPreconditions(r)}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -261,14 +261,6 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }
 
-// sendRepresentation answers GET or HEAD, or 304; caches must revalidate, as it depends on the token.
-func sendRepresentation(w http.ResponseWriter, r *http.Request, body []byte, etag string) {
-	w.Header().Set("Cache-Control", "private, no-cache")
-	if !notModified(w, r, etag) {
-		writeJSON(w, http.StatusOK, body)
-	}
-}
-
 // rejectQuery refuses a query string on a route that takes none: only the list takes one.
 func rejectQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
@@ -280,9 +272,14 @@ func rejectQuery(r *http.Request) error {
 		": only the list (GET /api/users) takes page, per_page, q, email and sort")
 }
 
-// parseID reads an id, page or per_page: positive, in canonical decimal, so each URI is the only one.
-func parseID(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 64) // which takes a sign and leading zeros, but "+7" and "07" are not 7's URI
+// parseID reads the id of a path: a positive integer in canonical decimal, so that each user has
+// one URI (docs/api.md, "Routes").
+func parseID(s string) (int64, bool) { return parseCanonical(s) }
+
+// parseCanonical reads a positive integer in canonical decimal: no sign, no leading zero, at most
+// 2^63-1. strconv.ParseInt alone takes "+7" and "07".
+func parseCanonical(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && n > 0 && s[0] != '+' && s[0] != '0'
 }
 

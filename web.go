@@ -3,7 +3,6 @@ package main
 import (
 	"embed"
 	"net/http"
-	"strconv"
 )
 
 // web/ holds the explorer page and the OpenAPI document, written by hand and embedded as they are.
@@ -38,7 +37,8 @@ func loadStaticFile(name, contentType string) staticFile {
 const explorerCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// GET / is the API explorer page, /assets/{file} its files, /openapi.json the API for tools; no token.
+// serveFile answers GET and HEAD of the explorer page (/), its files (/assets/{file}) and the
+// OpenAPI document (/openapi.json), none of which needs a token.
 func (a *api) serveFile(w http.ResponseWriter, r *http.Request) error {
 	file, ok := staticFiles[r.URL.Path]
 	if !ok {
@@ -51,12 +51,5 @@ func (a *api) serveFile(w http.ResponseWriter, r *http.Request) error {
 	// The names are fixed, so a browser may keep a file but must ask first: a 304 when it is current.
 	// (http.ServeContent would also serve ranges, and answer their errors in plain text.)
 	w.Header().Set("Cache-Control", "no-cache")
-	if notModified(w, r, file.etag) {
-		return nil
-	}
-	w.Header().Set("Content-Type", file.contentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(file.body)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(file.body) // net/http drops the body of a HEAD
-	return nil
+	return sendRepresentation(w, r, file.contentType, file.body, file.etag)
 }
