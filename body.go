@@ -78,6 +78,7 @@ type userBody struct {
 	id, name, email bodyField
 }
 
+// A bodyField is one member of a body as it was sent, before the field rules.
 type bodyField struct {
 	given bool // the member was in the body, null included
 	null  bool
@@ -185,6 +186,8 @@ func sameInteger(value json.RawMessage, id int64) bool {
 	return err == nil && id < 1<<53 && f == float64(id)
 }
 
+// syntaxError turns a decoding error into a 400 that says where the JSON breaks, in our words:
+// no Go type name reaches the client.
 func syntaxError(err error) error {
 	var syntax *json.SyntaxError
 	switch {
@@ -242,7 +245,7 @@ func (f bodyField) check(field string, p presence, rule func(string) string) (*s
 	return &text, ""
 }
 
-// nameRule and emailRule return what is wrong with a name or an e-mail, or "".
+// nameRule returns what is wrong with a name, or "".
 func nameRule(name string) string {
 	switch {
 	case utf8.RuneCountInString(name) > 100:
@@ -253,7 +256,8 @@ func nameRule(name string) string {
 	return ""
 }
 
-// An e-mail must be a bare address that net/mail gives back unchanged, its domain not in brackets
+// emailRule returns what is wrong with an e-mail, or "": it must be a bare address that net/mail
+// gives back unchanged, its domain not in brackets
 // (Go versions disagree on those).
 func emailRule(email string) string {
 	if len(email) > 254 { // the longest address SMTP can carry (RFC 5321 §4.5.3.1)

@@ -819,7 +819,9 @@ func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	if _, err := io.WriteString(stuck, requests.String()); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the server fills the connection's buffers and blocks writing
+	// Nothing the client sees tells when the server's writes to that connection block: give it
+	// 300 ms to fill the connection's buffers.
+	time.Sleep(300 * time.Millisecond)
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	for _, c := range []struct {
@@ -1299,8 +1301,12 @@ func TestShutdownLetsRequestsInFlightFinishAndRefusesNewOnes(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-		"Content-Length: %d\r\n\r\n%s", writeToken, len(eveJSON), eveJSON[:10])
-	time.Sleep(200 * time.Millisecond) // the server is reading the body: the request is in flight
+		"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n%s", writeToken, len(eveJSON), eveJSON[:10])
+	answers := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if proceed, err := http.ReadResponse(answers, nil); err != nil || proceed.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue, which says the handler reads the body: %v", err)
+	}
 
 	stoppedAt := time.Now()
 	program.stop()
@@ -1324,7 +1330,7 @@ func TestShutdownLetsRequestsInFlightFinishAndRefusesNewOnes(t *testing.T) {
 	time.Sleep(time.Until(stoppedAt.Add(uploadEndsAfter)))
 	io.WriteString(conn, eveJSON[10:])
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	response, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	response, err := http.ReadResponse(answers, nil)
 	if err != nil {
 		t.Fatalf("the request in flight got no answer: %v", err)
 	}
@@ -1350,7 +1356,9 @@ func TestShutdownDoesNotWaitOutTheLongestDelay(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", readToken)
-	time.Sleep(20 * time.Millisecond) // the request has just begun its -delay
+	// Nothing the server sends can show that a request is in its -delay: the delay's point is that
+	// nothing comes. 20 ms lets the server read the request first.
+	time.Sleep(20 * time.Millisecond)
 
 	stoppedAt := time.Now()
 	if err := program.shutdown(t); err != nil {

@@ -190,6 +190,7 @@ func (j *journal) compact(s *userStore) error {
 	return nil
 }
 
+// writeSynced writes data and syncs the file: once it returns nil, data is on the disk.
 func writeSynced(file journalFile, data []byte) error {
 	if _, err := file.Write(data); err != nil {
 		return err

@@ -129,12 +129,14 @@ type userList struct {
 	*pageNumbers
 }
 
+// pageNumbers are the members a page adds to the envelope.
 type pageNumbers struct {
 	Page       int64 `json:"page"`
 	PerPage    int64 `json:"per_page"`
 	TotalPages int64 `json:"total_pages"`
 }
 
+// encodeList encodes an answer of the list: users, of total matches, paged as q says.
 func encodeList(users []user, total int, q listQuery) *encodedList {
 	envelope := userList{Data: users, Total: total}
 	if users == nil {

@@ -58,6 +58,7 @@ func openUserStore(j *journal) (*userStore, error) {
 // emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
 func emailKey(email string) string { return strings.ToLower(email) }
 
+// get returns the user with this id, if there is one.
 func (s *userStore) get(id int64) (user, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -197,6 +198,7 @@ func (s *userStore) writeQueued() {
 // judgesCollection reports whether a change's preconditions are judged against the collection.
 func (c change) judgesCollection() bool { return c.op == opCreate && c.conditions.present() }
 
+// failAll answers every pending change with err.
 func failAll(pending []*pendingChange, err error) {
 	for _, p := range pending {
 		p.user, p.err = user{}, err
@@ -280,6 +282,7 @@ type batch struct {
 	emails map[string]int64 // each e-mail the batch gave, by emailKey, and whom it gave it to last
 }
 
+// newBatch begins a batch on the published state.
 func (s *userStore) newBatch() *batch {
 	return &batch{store: s, lastID: s.lastGivenID(), latest: map[int64]*user{}, emails: map[string]int64{}}
 }
@@ -332,6 +335,7 @@ func (b *batch) create(c change) (user, error) {
 	return created, nil
 }
 
+// add records a judged write, which later changes of the batch see.
 func (b *batch) add(w write) {
 	b.writes = append(b.writes, w)
 	b.latest[w.id] = w.after
@@ -363,6 +367,7 @@ func (b *batch) emailOwner(email string) (int64, bool) {
 	return 0, false
 }
 
+// hasEmail reports whether user id has this e-mail, in any case, as the batch sees it.
 func (b *batch) hasEmail(id int64, email string) bool {
 	u, exists := b.current(id)
 	return exists && emailKey(u.Email) == emailKey(email)

@@ -5,7 +5,8 @@ import (
 	"net/http"
 )
 
-// web/ holds the explorer page and the OpenAPI document, written by hand and embedded as they are.
+// webFiles are the files of web/: the explorer page and the OpenAPI document, written by hand and
+// embedded as they are.
 //
 //go:embed web
 var webFiles embed.FS
@@ -33,7 +34,8 @@ func loadStaticFile(name, contentType string) staticFile {
 	return staticFile{body: body, contentType: contentType, etag: entityTag(body)}
 }
 
-// The page runs only its own files: markup injected through a name or e-mail finds nothing to run.
+// explorerCSP lets the page run only its own files: markup injected through a name or e-mail
+// finds nothing to run.
 const explorerCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
