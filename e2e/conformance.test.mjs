@@ -64,6 +64,7 @@ test('the page, its files, the document and /healthz', async () => {
   for (const path of ['/', '/openapi.json', '/assets/app.js', '/assets/app.css', '/assets/favicon.svg']) {
     const { response } = await check(plain, 'GET', path, { status: 200 });
     await check(plain, 'GET', path, { headers: { 'If-None-Match': response.headers.get('ETag') }, status: 304 });
+    await check(plain, 'GET', path, { headers: { 'If-Match': '"0"' }, status: 412 });
     await check(plain, 'OPTIONS', path, { status: 204 });
   }
   await check(plain, 'HEAD', '/', { status: 200 });
@@ -132,6 +133,7 @@ test('a user: read, replace, patch, delete, with their conditions and failures',
   const read = await check(plain, 'GET', path, { headers: asReader, status: 200 });
   let etag = read.response.headers.get('ETag');
   await check(plain, 'GET', path, { headers: { ...asReader, 'If-None-Match': etag }, status: 304 });
+  await check(plain, 'GET', path, { headers: { ...asReader, 'If-Match': '"0"' }, status: 412 });
   await check(plain, 'GET', '/api/users/999', { headers: asReader, status: 404 });
   await check(plain, 'GET', '/api/users/07', { headers: asReader, status: 404 });
   await check(plain, 'GET', `${path}?x=1`, { headers: asReader, status: 400 });
@@ -140,6 +142,8 @@ test('a user: read, replace, patch, delete, with their conditions and failures',
   await check(plain, 'PUT', path, { headers: { ...asReader, ...json }, body: replacement, status: 403 });
   await check(plain, 'PUT', path, { headers: { ...asWriter, 'Content-Type': 'text/plain' }, body: replacement, status: 415 });
   await check(plain, 'PUT', path, { headers: { ...asWriter, ...json, 'If-Match': '"0"' }, body: replacement, status: 412 });
+  await check(plain, 'PUT', path, { headers: { ...asWriter, ...json, 'If-None-Match': '*' }, body: replacement, status: 412 });
+  await check(plain, 'POST', '/api/users', { headers: { ...asWriter, ...json, 'If-None-Match': '*' }, body: replacement, status: 412 });
   await check(plain, 'PUT', path, { headers: { ...asWriter, ...json }, body: { ...replacement, id: 1 }, status: 400 });
   await check(plain, 'PUT', path, { headers: { ...asWriter, ...json }, body: { name: 'Mary' }, status: 400 });
   await check(plain, 'PUT', path, { headers: { ...asWriter, ...json }, body: { name: 'Mary', email: 'ada@example.com' }, status: 409 });
