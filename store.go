@@ -30,8 +30,8 @@ type userStore struct {
 	version uint64           // counts publications: the cached whole list belongs to one version
 
 	writeMu sync.Mutex
-	queue   chan *pendingChange // the changes waiting for a writer to take them (commit)
-	journal *journal            // nil in memory only
+	queue   chan *pendingChange // the changes waiting for a writer (commit); 1,024 at most
+	journal *journal            // nil in memory only; set before the store is shared
 	closed  bool                // the server has stopped: later writes fail
 
 	wholeList atomic.Pointer[encodedList] // the unpaged list, encoded once per version (list.go)
@@ -227,7 +227,7 @@ func (s *userStore) writeBatch(pending []*pendingChange) {
 	}
 	s.publish(b.writes)
 	if s.journal != nil {
-		s.journal.compactWhenDue(s)
+		s.journal.compactWhenDue(s) // a failure is logged, and the old file stays in use
 	}
 }
 
