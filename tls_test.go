@@ -576,8 +576,8 @@ func TestTLSHandshakeIsCutOffAtTheReadHeaderTimeout(t *testing.T) {
 	}
 }
 
-// serveHTTPSOnLoopbackWith is serveOnLoopbackWith over TLS, with the TLS settings run uses and
-// time-outs short enough for a test.
+// serveHTTPSOnLoopbackWith is serveOnLoopbackWith over TLS, with the TLS settings run uses, and
+// returns the server's https:// URL.
 func serveHTTPSOnLoopbackWith(t testing.TB, handler http.Handler, timeouts listenerTimeouts, cert testCertificate) string {
 	t.Helper()
 	https, err := loadServerTLS(cert.certFile, cert.keyFile)
