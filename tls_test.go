@@ -26,6 +26,9 @@ import (
 	"time"
 )
 
+// notAnswered is a request that got no status: its stream was reset, or the client refused to send it.
+const notAnswered = 0
+
 // HTTPS with -tls-cert and -tls-key (README, "HTTPS"): the server started through run, with a
 // certificate made for the test, and clients that trust that certificate alone.
 
@@ -235,9 +238,11 @@ func TestOverHTTPSTheTokenNoticesCurlLineWorksAsPasted(t *testing.T) {
 			cert := tt.cert(t)
 			program := startProgramWithEnv(t, nil, append(cert.flags(), "-log-format", tt.logFormat)...)
 			notice := program.logs.String()
-			if tt.logFormat == "json" {
+			if tt.logFormat == "json" { // the notice is the first record
 				var record struct{ Curl string }
-				json.Unmarshal([]byte(strings.SplitN(notice, "\n", 2)[0]), &record)
+				if err := json.Unmarshal([]byte(strings.SplitN(notice, "\n", 2)[0]), &record); err != nil {
+					t.Fatalf("the first record is not JSON: %v\n%s", err, notice)
+				}
 				notice = record.Curl
 			}
 			curl := curlLine.FindStringSubmatch(notice)
@@ -605,16 +610,21 @@ func serveHTTPSOnLoopbackWith(t testing.TB, handler http.Handler, timeouts liste
 
 // Over HTTP/2 many requests share one connection, so the read and write time-outs count per
 // request (per stream): a request that runs past one is cut off alone, and the next request goes
-// on the same connection. (Over HTTP/1.1 the connection would be closed.)
+// on the same connection.
 func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testing.T) {
-	const shortTimeout = time.Second
+	const short, long = time.Second, 10 * time.Second
 	cert := newSelfSignedCertificate(t)
-	sendSlowly := func(t *testing.T, client *http.Client, url string) (*http.Response, error) {
-		body, feed := io.Pipe() // a body that never arrives
+	uploadThatNeverArrives := func(t *testing.T, client *http.Client, url string) (*http.Response, error) {
+		body, feed := io.Pipe()
 		t.Cleanup(func() { feed.Close() })
 		r, _ := http.NewRequest("POST", url+"/api/users", body)
 		r.Header.Set("Authorization", "Bearer "+writeToken)
 		r.Header.Set("Content-Type", "application/json")
+		return client.Do(r)
+	}
+	answerHeldByTheDelay := func(t *testing.T, client *http.Client, url string) (*http.Response, error) {
+		r, _ := http.NewRequest("GET", url+"/api/users", nil) // -delay holds it past the write time-out
+		r.Header.Set("Authorization", "Bearer "+readToken)
 		return client.Do(r)
 	}
 	for _, tt := range []struct {
@@ -622,16 +632,12 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 		timeouts listenerTimeouts
 		delay    time.Duration
 		slow     func(t *testing.T, client *http.Client, url string) (*http.Response, error)
-		want     int // the status of the slow request, or 0 when it is reset with no answer
+		want     int // the status of the slow request, or notAnswered
 	}{
-		{"the read time-out: a body that does not arrive is 400", listenerTimeouts{readHeader: 5 * time.Second, read: shortTimeout, write: 10 * time.Second},
-			0, sendSlowly, http.StatusBadRequest},
-		{"the write time-out: an answer that is not written in time is reset", listenerTimeouts{readHeader: 5 * time.Second, read: 10 * time.Second, write: shortTimeout},
-			3 * shortTimeout, func(t *testing.T, client *http.Client, url string) (*http.Response, error) {
-				r, _ := http.NewRequest("GET", url+"/api/users", nil)
-				r.Header.Set("Authorization", "Bearer "+readToken)
-				return client.Do(r) // -delay holds the answer past the write time-out
-			}, 0},
+		{"the read time-out: a body that does not arrive is 400", listenerTimeouts{readHeader: long, read: short, write: long},
+			0, uploadThatNeverArrives, http.StatusBadRequest},
+		{"the write time-out: an answer not written in time is reset", listenerTimeouts{readHeader: long, read: long, write: short},
+			3 * short, answerHeldByTheDelay, notAnswered},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t)
@@ -645,12 +651,12 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 
 			resp, err := tt.slow(t, client, url)
 			switch {
-			case tt.want == 0 && err == nil:
+			case tt.want == notAnswered && err == nil:
 				resp.Body.Close()
 				t.Fatalf("the slow request got %d, want it reset", resp.StatusCode)
-			case tt.want != 0 && err != nil:
+			case tt.want != notAnswered && err != nil:
 				t.Fatalf("the slow request got %v, want %d", err, tt.want)
-			case tt.want != 0:
+			case tt.want != notAnswered:
 				resp.Body.Close()
 				if resp.StatusCode != tt.want {
 					t.Fatalf("the slow request got %d, want %d", resp.StatusCode, tt.want)
@@ -682,10 +688,10 @@ func TestOverHTTP2TheHeaderLimitIsAnnouncedAndGosClientKeepsToIt(t *testing.T) {
 	for _, tt := range []struct {
 		protocol string
 		padding  int
-		want     int // 0: the client refuses to send the request
+		want     int // a status, or notAnswered
 	}{
 		{overHTTP2, 32 << 10, http.StatusOK}, // first: the connection and its SETTINGS
-		{overHTTP2, 256 << 10, 0},
+		{overHTTP2, 256 << 10, notAnswered},
 		{overHTTP1, 32 << 10, http.StatusOK},
 		{overHTTP1, 256 << 10, http.StatusRequestHeaderFieldsTooLarge},
 	} {
@@ -695,12 +701,12 @@ func TestOverHTTP2TheHeaderLimitIsAnnouncedAndGosClientKeepsToIt(t *testing.T) {
 		r.Header.Set("X-Padding", strings.Repeat("x", tt.padding))
 		resp, err := client.Do(r)
 		switch {
-		case err != nil && tt.want != 0:
+		case err != nil && tt.want != notAnswered:
 			t.Errorf("%s with %d KiB of headers: %v, want %d", tt.protocol, tt.padding>>10, err, tt.want)
 		case err == nil:
 			resp.Body.Close()
 			if resp.StatusCode != tt.want {
-				t.Errorf("%s with %d KiB of headers: %d, want %d (0: not sent)", tt.protocol, tt.padding>>10, resp.StatusCode, tt.want)
+				t.Errorf("%s with %d KiB of headers: %d, want %d (%d: not sent)", tt.protocol, tt.padding>>10, resp.StatusCode, tt.want, notAnswered)
 			}
 		}
 	}

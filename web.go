@@ -42,10 +42,14 @@ func loadStaticFile(name, contentType string) staticFile {
 	return newStaticFile(body, contentType)
 }
 
+// newStaticFile is a file ready to send: its body, its type, and its strong ETag.
 func newStaticFile(body []byte, contentType string) staticFile {
 	return staticFile{body: body, contentType: contentType, etag: entityTag(body)}
 }
 
+// withOpenAPIOverHTTPS returns a copy of files whose /openapi.json has its scheme default set to
+// https. Like loadStaticFile it panics at start, here when web/openapi.json no longer holds that
+// default exactly once: a test run finds it at once.
 func withOpenAPIOverHTTPS(files map[string]staticFile) map[string]staticFile {
 	asWritten, overHTTPS := []byte(`"scheme": {"default": "http",`), []byte(`"scheme": {"default": "https",`)
 	document := files["/openapi.json"]
