@@ -43,12 +43,14 @@ func TestDocsShowWhatTheServiceSends(t *testing.T) {
 			if len(exchanges) == 0 {
 				t.Fatalf("%s shows no curl command", page)
 			}
-			server := httptest.NewServer(docsServer(t))
+			handler := docsServer(t)
+			server, tlsServer := httptest.NewServer(handler), httptest.NewTLSServer(handler) // one service, both ways
 			defer server.Close()
+			defer tlsServer.Close()
 			answers := make([][]string, len(exchanges))
 			prefix := pageRequestIDPrefix(lines)
 			for i, e := range exchanges { // in the page's order: each builds on the ones before
-				answers[i] = withRequestIDPrefix(sendDocCommand(t, server.URL, e.command), prefix)
+				answers[i] = withRequestIDPrefix(sendDocCommand(t, server, tlsServer, e.command), prefix)
 			}
 			if *updateDocs {
 				for i := len(exchanges) - 1; i >= 0; i-- { // from the end, so that the indexes hold
@@ -109,9 +111,10 @@ func curlExchanges(lines []string) []docExchange {
 	return exchanges
 }
 
-// sendDocCommand sends what a page's curl command sends, and shows the answer as curl -i does,
-// without the Date header.
-func sendDocCommand(t *testing.T, baseURL, command string) []string {
+// sendDocCommand sends what a page's curl command sends, to server, or for an https:// URL to
+// tlsServer, and shows the answer as curl does: with -i the status and the headers but Date, then
+// the body.
+func sendDocCommand(t *testing.T, server, tlsServer *httptest.Server, command string) []string {
 	t.Helper()
 	words := shellWords(command)
 	var body io.Reader
@@ -122,10 +125,13 @@ func sendDocCommand(t *testing.T, baseURL, command string) []string {
 	if words[0] != "curl" {
 		t.Fatalf("not a curl command: %s", command)
 	}
-	method, target, header := "", "", http.Header{}
+	method, target, header, showHeaders, client := "", "", http.Header{}, false, server.Client()
 	for i := 1; i < len(words); i++ {
 		switch words[i] {
 		case "-i":
+			showHeaders = true
+		case "--cacert":
+			i++ // the test's server has a certificate of its own, which its client trusts
 		case "-X":
 			i++
 			method = words[i]
@@ -142,10 +148,13 @@ func sendDocCommand(t *testing.T, baseURL, command string) []string {
 				header.Set("Content-Type", "application/x-www-form-urlencoded") // as curl -d does
 			}
 		default:
-			if !strings.HasPrefix(words[i], "http://localhost:8080/") {
+			if path, ok := strings.CutPrefix(words[i], "http://localhost:8080/"); ok {
+				target = server.URL + "/" + path
+			} else if path, ok := strings.CutPrefix(words[i], "https://localhost:8080/"); ok {
+				target, client = tlsServer.URL+"/"+path, tlsServer.Client()
+			} else {
 				t.Fatalf("%s: cannot send the word %q", command, words[i])
 			}
-			target = baseURL + strings.TrimPrefix(words[i], "http://localhost:8080")
 		}
 	}
 	if method == "" {
@@ -161,12 +170,15 @@ func sendDocCommand(t *testing.T, baseURL, command string) []string {
 	for name, values := range header {
 		r.Header[name] = values
 	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	resp, err := client.Transport.RoundTrip(r)
 	if err != nil {
 		t.Fatalf("%s: %v", command, err)
 	}
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(resp.Body)
+	if !showHeaders {
+		return []string{string(answer)}
+	}
 	shown := []string{resp.Proto + " " + resp.Status}
 	names := make([]string, 0, len(resp.Header))
 	for name := range resp.Header {

@@ -1232,7 +1232,9 @@ type programUnderTest struct {
 	err      error // what run returned, once finished is closed
 }
 
-var listeningAddrInLog = regexp.MustCompile(`addr"?[=:]"?(127\.0\.0\.1:[0-9]+)`)
+// listeningURLInLog finds the URL of the start-up log: http://127.0.0.1:PORT, or https:// with
+// -tls-cert.
+var listeningURLInLog = regexp.MustCompile(`url"?[=:]"?(https?://127\.0\.0\.1:[0-9]+)`)
 
 // startProgram runs the server with the test tokens and the given flags, and waits until it
 // listens.
@@ -1259,8 +1261,8 @@ func startProgramWithEnv(t *testing.T, env map[string]string, flags ...string) *
 		}
 	})
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if m := listeningAddrInLog.FindStringSubmatch(s.logs.String()); m != nil {
-			s.url = "http://" + m[1]
+		if m := listeningURLInLog.FindStringSubmatch(s.logs.String()); m != nil {
+			s.url = m[1]
 			return s
 		}
 		select {

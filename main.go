@@ -49,6 +49,8 @@ type config struct {
 	delay        time.Duration
 	sampleData   bool
 	showVersion  bool
+	tlsCert      string // -tls-cert and -tls-key: both, for HTTPS (tls.go), or neither
+	tlsKey       string
 	tokens       string // USERS_TOKENS
 }
 
@@ -69,13 +71,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return usageError{err}
 	}
+	var https *serverTLS // nil: plain HTTP
+	if cfg.servesHTTPS() {
+		if https, err = loadServerTLS(cfg.tlsCert, cfg.tlsKey); err != nil {
+			return usageError{err} // before listening: never start half-configured
+		}
+	}
 	listener, err := net.Listen("tcp", cfg.addr) // listening first gives tests a free port with :0
 	if err != nil {
 		return err
 	}
 	defer listener.Close()
+	baseURL := serverURL(https, listener.Addr())
 	if writeToken != "" {
-		printTokenNotice(stderr, logger, cfg.logFormat, writeToken, readToken, listener.Addr())
+		printTokenNotice(stderr, logger, cfg.logFormat, writeToken, readToken, curlCommand(https, baseURL, readToken))
 	}
 
 	store := newUserStore()
@@ -103,9 +112,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	if https != nil {
+		server.TLSConfig = https.config
+	}
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(listener) }()
-	logger.Info("listening", "addr", listener.Addr().String(), "users", store.count(), "storage", storage, "version", version)
+	go func() { served <- serve(server, listener) }()
+	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", store.count(), "storage", storage, "version", version)
+	if https == nil && !isLoopback(listener.Addr()) {
+		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
+	}
 
 	select {
 	case err := <-served:
@@ -136,6 +151,8 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	cors := flags.String("cors-origin", "", "comma-separated `origins` whose pages may call the API (for example http://localhost:3000), or *")
 	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
 	flags.BoolVar(&cfg.sampleData, "sample-data", false, "add 12 example users to an empty store")
+	flags.StringVar(&cfg.tlsCert, "tls-cert", "", "serve only HTTPS, with the PEM certificate (chain) in this `file`; needs -tls-key")
+	flags.StringVar(&cfg.tlsKey, "tls-key", "", "the PEM private key `file` of -tls-cert")
 	flags.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 
 	err := flags.Parse(args[1:])
@@ -158,6 +175,10 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		return nil, usageError{fmt.Errorf("-delay must be from 0 to 10s, not %s", cfg.delay)}
 	case cfg.compactSlack < 0:
 		return nil, usageError{fmt.Errorf("-compact-slack must be 0 or more bytes, not %d", cfg.compactSlack)}
+	case cfg.tlsCert != "" && cfg.tlsKey == "":
+		return nil, usageError{fmt.Errorf("-tls-cert %s needs -tls-key FILE too: HTTPS takes the certificate and its private key", cfg.tlsCert)}
+	case cfg.tlsKey != "" && cfg.tlsCert == "":
+		return nil, usageError{fmt.Errorf("-tls-key %s needs -tls-cert FILE too: HTTPS takes the certificate and its private key", cfg.tlsKey)}
 	}
 	cfg.cors, err = parseCORSOrigins(*cors)
 	if err != nil {
@@ -218,12 +239,7 @@ func loadTokens(value string) (t tokens, writeToken, readToken string, err error
 }
 
 // printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.
-func printTokenNotice(stderr io.Writer, logger *slog.Logger, format, writeToken, readToken string, addr net.Addr) {
-	host, port, _ := net.SplitHostPort(addr.String())
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "localhost"
-	}
-	curl := fmt.Sprintf("curl -H 'Authorization: Bearer %s' http://%s/api/users", readToken, net.JoinHostPort(host, port))
+func printTokenNotice(stderr io.Writer, logger *slog.Logger, format, writeToken, readToken, curl string) {
 	if format == "json" {
 		logger.Info("no USERS_TOKENS set: generated tokens for this run", "write_token", writeToken, "read_token", readToken, "curl", curl)
 		return

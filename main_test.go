@@ -369,6 +369,8 @@ func TestMainExitStatus(t *testing.T) {
 		{"-addr 127.0.0.1:0", "w:write,", 2},
 		{"-nope", "w:write", 2},
 		{"-delay abc", "w:write", 2},
+		{"-tls-cert /nonexistent/cert.pem", "w:write", 2},
+		{"-tls-cert /nonexistent/cert.pem -tls-key /nonexistent/key.pem", "w:write", 2},
 		{"-addr " + taken.Addr().String(), "w:write", 1},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ type api struct {
 	delay    time.Duration
 	stopping <-chan struct{} // closed when the server starts to stop: a -delay ends early
 	cors     corsPolicy
+	files    map[string]staticFile // the page, its assets and /openapi.json (web.go)
 
 	requestIDPrefix string
 	requestCount    atomic.Uint64
@@ -60,7 +61,10 @@ func (a *api) resources() []resource {
 // newServer builds the whole service: the routes on a ServeMux, wrapped in middleware.go's checks.
 func newServer(cfg config, log *slog.Logger, tokens tokens, store *userStore, stopping <-chan struct{}) http.Handler {
 	a := &api{store: store, tokens: tokens, log: log, delay: cfg.delay, stopping: stopping,
-		cors: cfg.cors, requestIDPrefix: randomHex(4) + "-"}
+		cors: cfg.cors, files: staticFiles, requestIDPrefix: randomHex(4) + "-"}
+	if cfg.servesHTTPS() {
+		a.files = staticFilesOverHTTPS
+	}
 	mux := http.NewServeMux()
 	for _, res := range a.resources() {
 		for _, e := range res.endpoints {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"embed"
+	"maps"
 	"net/http"
 )
 
@@ -20,6 +22,12 @@ var staticFiles = map[string]staticFile{
 	"/assets/favicon.svg": loadStaticFile("web/assets/favicon.svg", "image/svg+xml"),
 }
 
+// staticFilesOverHTTPS are the files a server started with -tls-cert serves: the same, but for
+// /openapi.json, whose server variable scheme defaults to https, so that a tool importing the
+// document as it is reaches that server over HTTPS (README, "HTTPS"). Only that one value changes;
+// the rest is served as written.
+var staticFilesOverHTTPS = withOpenAPIOverHTTPS(staticFiles)
+
 type staticFile struct {
 	body        []byte
 	contentType string
@@ -31,7 +39,26 @@ func loadStaticFile(name, contentType string) staticFile {
 	if err != nil {
 		panic(err) // the file is embedded at build time: only a broken build lacks it
 	}
+	return newStaticFile(body, contentType)
+}
+
+// newStaticFile is a file ready to send: its body, its type, and its strong ETag.
+func newStaticFile(body []byte, contentType string) staticFile {
 	return staticFile{body: body, contentType: contentType, etag: entityTag(body)}
+}
+
+// withOpenAPIOverHTTPS returns a copy of files whose /openapi.json has its scheme default set to
+// https. Like loadStaticFile it panics at start, here when web/openapi.json no longer holds that
+// default exactly once: a test run finds it at once.
+func withOpenAPIOverHTTPS(files map[string]staticFile) map[string]staticFile {
+	asWritten, overHTTPS := []byte(`"scheme": {"default": "http",`), []byte(`"scheme": {"default": "https",`)
+	document := files["/openapi.json"]
+	if bytes.Count(document.body, asWritten) != 1 {
+		panic("web/openapi.json must hold " + string(asWritten) + " once: the server variable an HTTPS server sets")
+	}
+	files = maps.Clone(files)
+	files["/openapi.json"] = newStaticFile(bytes.Replace(document.body, asWritten, overHTTPS, 1), document.contentType)
+	return files
 }
 
 // explorerCSP lets the page run only its own files: markup injected through a name or e-mail
@@ -42,7 +69,7 @@ const explorerCSP = "default-src 'none'; script-src 'self'; style-src 'self'; im
 // serveFile answers GET and HEAD of the explorer page (/), its files (/assets/{file}) and the
 // OpenAPI document (/openapi.json), none of which needs a token.
 func (a *api) serveFile(w http.ResponseWriter, r *http.Request) error {
-	file, ok := staticFiles[r.URL.Path]
+	file, ok := a.files[r.URL.Path]
 	if !ok {
 		return newError(http.StatusNotFound, "there is no asset with this name: the explorer page at / links the ones there are")
 	}

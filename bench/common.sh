@@ -1,5 +1,6 @@
-# What bench/load.sh and bench/journal.sh share: wrk, a folder for the run, the servers they start
-# (each added to pids, all stopped at the end), and waiting for a server's log line. Source it.
+# What bench/load.sh, bench/journal.sh and bench/tls.sh share: wrk, a folder for the run, the
+# servers they start (each added to pids, all stopped at the end), waiting for a server's log line,
+# and a process's CPU time. Source it.
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "installing wrk (Debian package)"
@@ -18,6 +19,9 @@ stop_all() {
 }
 trap 'stop_all; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
+
+clock_ticks=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime of process $1, in clock ticks
 
 # wait_for_line FILE PATTERN: print the first line of FILE matching PATTERN, waiting up to 10 s.
 wait_for_line() {

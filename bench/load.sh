@@ -31,17 +31,13 @@ CONNECTIONS=${CONNECTIONS:-64} THREADS=${THREADS:-2} USERS=${USERS:-1000}
 TOKEN=bench-write
 read -r -a WORKLOADS <<<"${WORKLOADS:-get list mix post}" # post last: it grows the collection
 
-source bench/common.sh # wrk, $work, pids and stop_all, wait_for_line
+source bench/common.sh # wrk, $work, pids and stop_all, wait_for_line, cpu_ticks and clock_ticks
 
 echo "building the service, the floor, the Gin peer and the seeder"
 go build -o "$work/users" .
 go build -o "$work/floor" ./bench/floor
 (cd bench/gin && go build -o "$work/gin" .) # its own module: the service's go.mod requires nothing
 go build -o "$work/seed" ./bench/seed
-clock_ticks=$(getconf CLK_TCK)
-
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime
 
 # measure NAME PID URL WORKLOAD ROUND: one wrk run, appended to results as one line.
 measure() {

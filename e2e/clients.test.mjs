@@ -11,7 +11,8 @@
 // - Postman. openapi-to-postmanv2 converts the document into a collection whose requests carry the
 //   document's examples, and newman runs it against a fresh server started with -sample-data:
 //   every request must get its operation's success status, and the collection as imported must
-//   point at an address Postman can send to.
+//   point at an address Postman can send to: https:// when the server serving the document was
+//   started with -tls-cert.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -23,7 +24,7 @@ import newman from 'newman';
 import Converter from 'openapi-to-postmanv2';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { READ_TOKEN, WRITE_TOKEN, startService } from './services.mjs';
+import { READ_TOKEN, WRITE_TOKEN, requireEnv, startService } from './services.mjs';
 
 const NODE_MODULES = new URL('./node_modules', import.meta.url).pathname;
 const TSC = new URL('./node_modules/typescript/bin/tsc', import.meta.url).pathname;
@@ -136,6 +137,34 @@ test('the generated module exports no name that is a JavaScript global', async (
   assert.deepEqual(globalsTaken(await exportedNames(renamed, 'renamed')), ['Error']);
 });
 
+// postmanCollection converts a document as Postman's importer does (openapi-to-postmanv2's v2
+// interface, which Postman uses): parametersResolution "Example" fills every parameter and body
+// from the document's examples instead of placeholders such as <string>.
+async function postmanCollection(openapi) {
+  const converted = await promisify(Converter.convertV2)({ type: 'json', data: structuredClone(openapi) },
+    { parametersResolution: 'Example' });
+  assert.ok(converted.result, `the converter refused the document: ${converted.reason}`);
+  return converted.output[0].data;
+}
+
+// importedBaseUrl is where a collection sends as imported. The converter makes the document's
+// server URL the collection variable baseUrl, with each of its server variables (scheme, host) a
+// variable of its own.
+function importedBaseUrl(collection) {
+  const variables = Object.fromEntries(collection.variable.map((v) => [v.key, v.value]));
+  const baseUrl = String(variables.baseUrl).replace(/\{\{(\w+)\}\}/g, (whole, name) => variables[name] ?? whole);
+  assert.match(baseUrl, /^https?:\/\/[^{]+$/, `baseUrl is ${JSON.stringify(variables.baseUrl)}: Postman cannot send to that`);
+  return baseUrl;
+}
+
+test('Postman: the document served over HTTPS, as imported, sends to https://localhost:8080', async (t) => {
+  const secure = await startService(['-tls-cert', requireEnv('TLS_CERT'), '-tls-key', requireEnv('TLS_KEY')]);
+  t.after(() => secure.stop());
+  assert.match(secure.url, /^https:\/\//, 'the start-up log does not name an https URL');
+  const collection = await postmanCollection(await servedDocument(secure)); // fetched over HTTPS
+  assert.equal(importedBaseUrl(collection), 'https://localhost:8080', 'not the scheme the server serves');
+});
+
 // successStatus is the status an operation answers when all goes well: the lowest 2xx it lists.
 function successStatus(operation) {
   return Math.min(...Object.keys(operation.responses).filter((status) => /^2\d\d$/.test(status)).map(Number));
@@ -146,21 +175,10 @@ test('Postman: the collection converted from the document, with its examples, ru
   t.after(() => fresh.stop());
   const served = await servedDocument(fresh);
 
-  // As Postman's importer converts it (openapi-to-postmanv2's v2 interface, which Postman uses):
-  // parametersResolution "Example" fills every parameter and body from the document's examples
-  // instead of placeholders such as <string>.
-  const converted = await promisify(Converter.convertV2)({ type: 'json', data: structuredClone(served) },
-    { parametersResolution: 'Example' });
-  assert.ok(converted.result, `the converter refused the document: ${converted.reason}`);
-  const collection = converted.output[0].data;
+  const collection = await postmanCollection(served);
 
   await t.test('as imported, the collection sends to http://localhost:8080', () => {
-    // The converter makes the document's server URL the collection variable baseUrl, with each of
-    // its server variables (here host) a variable of its own.
-    const variables = Object.fromEntries(collection.variable.map((v) => [v.key, v.value]));
-    const baseUrl = String(variables.baseUrl).replace(/\{\{(\w+)\}\}/g, (whole, name) => variables[name] ?? whole);
-    assert.match(baseUrl, /^http:\/\//, `baseUrl is ${JSON.stringify(variables.baseUrl)}: Postman cannot send to that`);
-    assert.equal(baseUrl, 'http://localhost:8080', 'not where `go run .` listens');
+    assert.equal(importedBaseUrl(collection), 'http://localhost:8080', 'not where `go run .` listens');
   });
 
   await t.test('every request gets its operation\'s success status', async () => {

@@ -4,7 +4,8 @@
 # client generator and to Postman's converter and runs what they make, and drives the API explorer
 # page in Debian's Chromium (browser.test.mjs; accessibility.test.mjs: axe-core and a keyboard-only
 # walk). Each runs against a binary freshly built from this repository, started on a free loopback
-# port with -sample-data.
+# port with -sample-data; the clients step also starts one with -tls-cert, using a certificate made
+# for the run by Go's own crypto/tls/generate_cert.go, which Node.js trusts (NODE_EXTRA_CA_CERTS).
 #
 #   e2e/run.sh [lint|conformance|clients|browser|all]     (default: all)
 #
@@ -49,6 +50,8 @@ if want conformance || want clients || want browser; then
   (cd .. && go build -o "$work/users" .)
   random() { od -An -N12 -tx1 /dev/urandom | tr -d ' \n'; }
   export USERS_BIN="$work/users" WRITE_TOKEN="e2e-write-$(random)" READ_TOKEN="e2e-read-$(random)"
+  (cd "$work" && go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1,localhost --ecdsa-curve P256 --ca)
+  export TLS_CERT="$work/cert.pem" TLS_KEY="$work/key.pem" NODE_EXTRA_CA_CERTS="$work/cert.pem"
 
   if want conformance; then
     echo "== Prism's validating proxy: real answers of the service against web/openapi.json"

@@ -49,14 +49,14 @@ async function start(name, command, args, { env = process.env, stream = 'stdout'
 }
 
 // startService starts the binary on a free port of 127.0.0.1, with the sample users and the two
-// test tokens, plus any flags.
+// test tokens, plus any flags. Its url is the one the start-up log names: https:// with -tls-cert.
 export function startService(flags = []) {
   return start('the service', requireEnv('USERS_BIN'), ['-addr', '127.0.0.1:0', '-sample-data', ...flags], {
     env: { ...process.env, USERS_TOKENS: `${WRITE_TOKEN}:write,${READ_TOKEN}:read` },
     stream: 'stderr',
     listening: (line) => {
-      const match = /msg=listening addr=(\S+)/.exec(line);
-      return match && `http://${match[1]}`;
+      const match = /msg=listening addr=\S+ url=(\S+)/.exec(line);
+      return match && match[1];
     },
   });
 }
