@@ -11,24 +11,41 @@ func authRules() []Rule {
 	return []Rule{
 		{
 			ID: "auth/no-token-401", Tier: Must, Source: docAuth, Doc: docAuth, Needs: OwnUsers,
-			Requirement: "A request without Authorization is answered 401, and changes nothing.",
+			Requirement: "A request without Authorization, on any route, is answered 401, and changes nothing.",
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
 					return err
 				}
-				if err := c.anonymously(http.MethodGet, collection).statusIs(http.StatusUnauthorized); err != nil {
+				email := c.email()
+				if err := every(func(x *reply) error { return x.statusIs(http.StatusUnauthorized) },
+					c.anonymously(http.MethodGet, collection), c.anonymously(http.MethodGet, u.path())); err != nil {
 					return err
 				}
-				x := c.anonymously(http.MethodDelete, u.path())
-				return firstError(x.statusIs(http.StatusUnauthorized), c.unchanged(x, u))
+				x := c.send(request{method: http.MethodPost, target: collection, body: userJSON("Kit Bob", email), header: []string{"Content-Type", mediaTypeJSON}})
+				if err := firstError(x.statusIs(http.StatusUnauthorized), c.notCreated(x, email)); err != nil {
+					return err
+				}
+				return every(func(x *reply) error { return firstError(x.statusIs(http.StatusUnauthorized), c.unchanged(x, u)) },
+					c.send(request{method: http.MethodPut, target: u.path(), body: userJSON("Kit Ann Lee", u.Email), header: []string{"Content-Type", mediaTypeJSON}}),
+					c.anonymously(http.MethodDelete, u.path()))
 			},
 		},
 		{
 			ID: "auth/unknown-token-401", Tier: Must, Source: docAuth, Doc: docAuth,
-			Requirement: "A request with a bearer token the server does not know is answered 401.",
+			Requirement: "A request with a bearer token the server does not know, a real token's prefix or extension included, is answered 401.",
 			check: func(c *Client) error {
-				return c.anonymously(http.MethodGet, collection, "Authorization", "Bearer "+c.unknownToken()).statusIs(http.StatusUnauthorized)
+				token := c.run.cfg.WriteToken
+				unknown := []string{c.unknownToken(), token + "x"}
+				if len(token) > 1 {
+					unknown = append(unknown, token[:len(token)-1])
+				}
+				for _, t := range unknown {
+					if err := c.anonymously(http.MethodGet, collection, "Authorization", "Bearer "+t).statusIs(http.StatusUnauthorized); err != nil {
+						return err
+					}
+				}
+				return nil
 			},
 		},
 		{
@@ -183,6 +200,36 @@ func authRules() []Rule {
 				}
 				x := c.asReader(http.MethodPatch, u.path(), `{"name":"Kit Ann Lee"}`)
 				return firstError(x.statusIs(http.StatusForbidden), c.unchanged(x, u))
+			},
+		},
+		{
+			ID: "auth/read-token-reads-a-user", Tier: Should, Source: docAuth, Doc: docAuth, Needs: ReadToken | OwnUsers,
+			Requirement: "A read token may read a user: GET /api/users/{id} is 200.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				return c.get(u.path()).statusIs(http.StatusOK)
+			},
+		},
+		{
+			ID: "auth/patch-without-token-401", Tier: Reference, Source: docAuth, Doc: docAuth, Needs: OwnUsers,
+			Requirement: "A PATCH without Authorization is answered 401, and changes nothing.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				x := c.send(request{method: http.MethodPatch, target: u.path(), body: `{"name":"Kit Ann Lee"}`, header: []string{"Content-Type", mediaTypeJSON}})
+				return firstError(x.statusIs(http.StatusUnauthorized), c.unchanged(x, u))
+			},
+		},
+		{
+			ID: "auth/token-only-in-the-header", Tier: Reference, Source: docAuth, Doc: docAuth,
+			Requirement: "A token is taken only from the Authorization header: one sent in the query, as access_token (RFC 6750 §2.3), is not, and the request is 401.",
+			check: func(c *Client) error {
+				return c.anonymously(http.MethodGet, collection+"?access_token="+c.run.cfg.WriteToken).statusIs(http.StatusUnauthorized)
 			},
 		},
 		{

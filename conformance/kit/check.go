@@ -225,18 +225,16 @@ func (x *reply) succeeded() error {
 // decodeUser reads the answer as a user: an object with an integer id, a name and an e-mail.
 func (x *reply) decodeUser() (user, error) {
 	var u struct {
-		ID    json.Number `json:"id"`
-		Name  *string     `json:"name"`
-		Email *string     `json:"email"`
+		ID    json.RawMessage `json:"id"`
+		Name  *string         `json:"name"`
+		Email *string         `json:"email"`
 	}
-	decoder := json.NewDecoder(bytes.NewReader(x.responseBody))
-	decoder.UseNumber()
-	if decoder.Decode(&u) != nil || u.Name == nil || u.Email == nil {
+	if json.Unmarshal(x.responseBody, &u) != nil || u.Name == nil || u.Email == nil {
 		return user{}, failf(x, `a user, {"id": <integer>, "name": "...", "email": "..."}`, x.summary())
 	}
-	id, err := strconv.ParseInt(u.ID.String(), 10, 64)
+	id, err := strconv.ParseInt(string(u.ID), 10, 64) // a JSON number in integer form: "7" in quotes is a string
 	if err != nil || id <= 0 {
-		return user{}, failf(x, "a user whose id is a positive integer", x.summary())
+		return user{}, failf(x, "a user whose id is a positive integer, such as 7", x.summary())
 	}
 	return user{ID: id, Name: *u.Name, Email: *u.Email}, nil
 }

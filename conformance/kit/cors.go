@@ -109,7 +109,7 @@ func corsRules() []Rule {
 			},
 		},
 		{
-			ID: "cors/vary-origin", Tier: Should, Source: "Fetch standard §3.2.5 (CORS protocol and HTTP caches)", Doc: docCORS, Needs: AllowedOrigin,
+			ID: "cors/vary-origin", Tier: Should, Source: "Fetch standard, CORS protocol and HTTP caches", Doc: docCORS, Needs: AllowedOrigin,
 			Requirement: "An answer whose Access-Control-Allow-Origin names the origin, rather than *, carries Vary: Origin.",
 			check: func(c *Client) error {
 				x := c.get(collection, "Origin", c.run.cfg.Origin)

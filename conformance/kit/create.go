@@ -336,7 +336,7 @@ func createRules() []Rule {
 			},
 		},
 		{
-			ID: "create/charset-utf-8-taken", Tier: Should, Source: "RFC 8259 §8.1", Doc: docBodies, Needs: OwnUsers,
+			ID: "create/charset-utf-8-taken", Tier: Should, Source: "RFC 8259 §11", Doc: docBodies, Needs: OwnUsers,
 			Requirement: "A POST whose Content-Type is application/json with charset=utf-8, in any case, quoted or not, is taken.",
 			check: func(c *Client) error {
 				return every(func(x *reply) error { return x.succeeded() },
@@ -451,6 +451,18 @@ func (c *Client) stored(x *reply, want user) error {
 		return failf(x, "the user stored as "+want.String(), "no user "+strconv.FormatInt(want.ID, 10)+" afterwards")
 	case got != want:
 		return failf(x, "the user stored as "+want.String(), "it reads "+got.String())
+	}
+	return nil
+}
+
+// listed checks that the whole list shows the user as want after the request x changed it.
+func (c *Client) listed(x *reply, want user) error {
+	got, found, err := c.findInList(func(u user) bool { return u.ID == want.ID })
+	switch {
+	case err != nil:
+		return err
+	case !found || got != want:
+		return failf(x, "the list showing the user as "+want.String(), "it shows "+got.String())
 	}
 	return nil
 }

@@ -75,6 +75,56 @@ func listRules() []Rule {
 			},
 		},
 		{
+			ID: "list/paging-members-only-when-paged", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "Without page or per_page the envelope has no page, per_page or total_pages.",
+			check: func(c *Client) error {
+				if _, err := c.newUsers("Kit Ann", "Kit Bob"); err != nil {
+					return err
+				}
+				x := c.mine("")
+				l, err := x.decodeList()
+				if err != nil {
+					return err
+				}
+				if l.Page != nil || l.PerPage != nil || l.TotalPages != nil {
+					return failf(x, "data and total only", x.summary())
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/pages-of-the-whole-list", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "The pages of the whole list, in id order either way, are slices of it, and their total is its length.",
+			check: func(c *Client) error {
+				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3"); err != nil {
+					return err
+				}
+				whole, err := c.get(collection).decodeList()
+				if err != nil {
+					return err
+				}
+				ids, n := whole.ids(), len(whole.Data)
+				for _, tt := range []struct {
+					query string
+					want  []int64
+				}{
+					{"page=1&per_page=2", ids[:2]},
+					{"page=2&per_page=2", ids[2:min(4, n)]},
+					{"sort=-id&page=1&per_page=2", reversed(ids[n-2:])},
+					{"sort=-id&per_page=2&page=2", reversed(ids[max(0, n-4) : n-2])},
+				} {
+					x := c.get(collection + "?" + tt.query)
+					if err := x.listIDs(tt.want...); err != nil {
+						return err
+					}
+					if l, _ := x.decodeList(); l.Total != int64(n) {
+						return failf(x, fmt.Sprintf("total %d, the length of the whole list", n), fmt.Sprintf("total %d", l.Total))
+					}
+				}
+				return nil
+			},
+		},
+		{
 			ID: "list/no-link-unpaged", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
 			Requirement: "A list without page or per_page has no Link header.",
 			check: func(c *Client) error {

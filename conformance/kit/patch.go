@@ -11,7 +11,7 @@ func patchRules() []Rule {
 	return []Rule{
 		{
 			ID: "patch/merges", Tier: Reference, Source: "RFC 7396; " + docRoutes, Doc: docRoutes, Needs: OwnUsers,
-			Requirement: "PATCH changes only the fields it names, as a JSON Merge Patch, and answers 200 with the user.",
+			Requirement: "PATCH changes only the fields it names, as a JSON Merge Patch: the answer, the user and the list show the other kept.",
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
@@ -24,7 +24,7 @@ func patchRules() []Rule {
 				}
 				moved := user{ID: u.ID, Name: renamed.Name, Email: c.email()}
 				x = c.write(http.MethodPatch, u.path(), `{"email":`+jsonString(moved.Email)+`}`)
-				return firstError(x.succeeded(), x.isUser(moved), c.stored(x, moved))
+				return firstError(x.succeeded(), x.isUser(moved), c.stored(x, moved), c.listed(x, moved))
 			},
 		},
 		{
@@ -100,13 +100,14 @@ func patchRules() []Rule {
 		},
 		{
 			ID: "patch/media-type-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A PATCH whose Content-Type is missing or not a JSON type it takes (text/plain) is 415, and changes nothing.",
+			Requirement: "A PATCH whose Content-Type is missing or not one it takes (text/plain, JSON Patch), or whose body has a Content-Encoding, is 415, and changes nothing.",
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
 					return err
 				}
-				for _, contentType := range [][]string{nil, {"Content-Type", "text/plain"}} {
+				for _, contentType := range [][]string{nil, {"Content-Type", "text/plain"}, {"Content-Type", "application/json-patch+json"},
+					{"Content-Type", mediaTypeMerge, "Content-Encoding", "gzip"}} {
 					x := c.send(request{method: http.MethodPatch, target: u.path(), as: writer, body: `{"name":"Kit Ann Lee"}`, header: contentType})
 					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.unchanged(x, u)); err != nil {
 						return err

@@ -24,7 +24,7 @@ func replaceRules() []Rule {
 		},
 		{
 			ID: "replace/stored", Tier: Must, Source: docRoutes, Doc: docRoutes, Needs: OwnUsers,
-			Requirement: "After a PUT the user is the replacement: it reads with the new name and e-mail.",
+			Requirement: "After a PUT the user is the replacement: it reads, and is listed, with the new name and e-mail.",
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
@@ -35,7 +35,7 @@ func replaceRules() []Rule {
 				if x.status/100 != 2 {
 					return skipf("the PUT answered %s: see replace/200-user", x.statusLine())
 				}
-				return c.stored(x, want)
+				return firstError(c.stored(x, want), c.listed(x, want))
 			},
 		},
 		{
