@@ -99,8 +99,8 @@ func TestServiceMeetsEveryRuleOfTheKit(t *testing.T) {
 	wantEveryRuleMet(t, runKit(t, serviceForKit(t)))
 }
 
-// The kit reads only the users it creates, through q, so the users already on a server, however
-// many, change nothing in its results, and are left as they were.
+// The kit looks only at the users it creates, so the users already on a server, however many,
+// change nothing in its results, and are left as they were.
 func TestKitLeavesTheUsersItFindsAlone(t *testing.T) {
 	service := serviceForKit(t)
 	for i := 1; i <= 2000; i++ {

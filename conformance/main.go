@@ -181,6 +181,7 @@ func describeTier(tier kit.Tier) string {
 	return map[kit.Tier]string{kit.Must: "must", kit.Should: "should and must", kit.Reference: "reference and above (all)"}[tier]
 }
 
+// tokensNote says which tokens a run has.
 func tokensNote(cfg kit.Config) string {
 	if cfg.ReadToken == "" {
 		return "one token (no USERS_READ_TOKEN: the rules of roles are skipped)"

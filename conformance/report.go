@@ -166,8 +166,8 @@ func writeList(w io.Writer, rules []kit.Rule) {
 	fmt.Fprintf(w, "\n%d rules\n", len(rules))
 }
 
-// The JUnit XML report: a test suite per topic, a test case per rule. A known failure is a skip
-// whose message says so, since it must not fail the build.
+// junitSuites is the JUnit XML report: a test suite per topic, a test case per rule. A known
+// failure is a skip whose message says so, since it must not fail the build.
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
 	Name    string       `xml:"name,attr"`
@@ -199,6 +199,7 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// writeJUnit writes the report as JUnit XML, which CI systems show test by test.
 func writeJUnit(w io.Writer, report *kit.Report) error {
 	suites := junitSuites{Name: "users conformance kit " + report.Version, Time: seconds(report.Duration.Seconds())}
 	for _, topic := range kit.Topics() {
@@ -246,7 +247,7 @@ func failureText(r kit.Result) string {
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 
-// The JSON report: the run, then a result per rule with the failing exchange.
+// jsonReport is the JSON report: the run, then a result per rule, with the exchange that failed.
 type jsonReport struct {
 	Version    string       `json:"version"`
 	URL        string       `json:"url"`
@@ -291,6 +292,7 @@ type jsonResponse struct {
 	Body   string      `json:"body,omitempty"`
 }
 
+// writeJSON writes the report as JSON, bodies cut short after 4 KiB.
 func writeJSON(w io.Writer, report *kit.Report) error {
 	out := jsonReport{Version: report.Version, URL: report.URL, Tag: report.Tag, DurationMS: report.Duration.Milliseconds(),
 		Leftovers: report.Leftovers, Results: []jsonResult{}}

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// A sent request, as the server saw it.
+// received is a request as the server saw it.
 type received struct {
 	method, path string
 	header       http.Header

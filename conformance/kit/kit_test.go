@@ -104,6 +104,7 @@ type fakeServer struct {
 	tokens        map[string]bool
 }
 
+// newFakeServer starts a fakeServer that takes the test tokens, stopped when the test ends.
 func newFakeServer(t *testing.T) (*fakeServer, *httptest.Server) {
 	f := &fakeServer{users: map[int64]user{}, nextID: 1, createdStatus: http.StatusCreated,
 		tokens: map[string]bool{testWriteToken: true, testReadToken: true}}

@@ -238,6 +238,7 @@ func reachableRules() []Rule {
 // requestID is the form of an X-Request-Id the server echoes or makes.
 var requestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
+// hasRequestID checks that the answer carries one X-Request-Id of that form.
 func hasRequestID(x *reply) error {
 	if values := x.responseHeader.Values("X-Request-Id"); len(values) != 1 || !requestID.MatchString(values[0]) {
 		return failf(x, "one X-Request-Id of 1 to 64 characters of A-Z a-z 0-9 . _ -", describeHeader(x.responseHeader, "X-Request-Id"))
