@@ -25,6 +25,29 @@ else
   go test -count=1 ./...
 fi
 
+step "the conformance kit against the built service: go run ./conformance, every rule of every tier"
+kitdir=$(mktemp -d)
+go build -o "$kitdir/users" .
+USERS_TOKENS="kit-write-token:write,kit-read-token:read" \
+  "$kitdir/users" -addr 127.0.0.1:0 -cors-origin http://localhost:3000 2>"$kitdir/log" &
+server=$!
+addr=""
+for _ in $(seq 100); do # up to 10 s for the start-up log to name the address it bound
+  addr=$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$kitdir/log")
+  if [ -n "$addr" ]; then break; fi
+  sleep 0.1
+done
+rc=0
+if [ -z "$addr" ]; then
+  echo "the service did not start:"; cat "$kitdir/log"; rc=1
+else
+  USERS_WRITE_TOKEN=kit-write-token USERS_READ_TOKEN=kit-read-token \
+    go run ./conformance -url "http://$addr" -baseline testdata/kit-baseline.txt || rc=$?
+fi
+kill "$server"; wait "$server" || true
+rm -rf "$kitdir"
+if [ $rc -ne 0 ]; then exit $rc; fi
+
 step "go test under Go 1.22, the oldest Go that go.mod allows"
 if GOTOOLCHAIN=go1.22.12 go version >/dev/null 2>&1; then
   GOTOOLCHAIN=go1.22.12 go test -count=1 ./...

@@ -1,0 +1,336 @@
+package kit
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The catalogue: each rule one requirement, with a stable id, a source and a section of docs/api.md.
+
+func TestEveryRuleIsWellFormed(t *testing.T) {
+	id := regexp.MustCompile(`^[a-z]+/[a-z0-9-]+$`)
+	source := regexp.MustCompile(`^(RFC \d+|docs/api\.md#|W3C |Fetch standard)`)
+	seen := map[string]bool{}
+	topic := 0
+	for _, r := range Rules() {
+		if !id.MatchString(r.ID) || seen[r.ID] {
+			t.Errorf("%q: want a new id of the form topic/name", r.ID)
+		}
+		seen[r.ID] = true
+		for topic < len(Topics()) && Topics()[topic] != r.Topic() {
+			topic++ // the catalogue goes topic by topic, in the order of Topics
+		}
+		if topic == len(Topics()) {
+			t.Errorf("%s: its topic is unknown, or out of the order of Topics", r.ID)
+		}
+		if !strings.HasSuffix(r.Requirement, ".") || regexp.MustCompile(`[.!?] [A-Z]`).MatchString(r.Requirement) {
+			t.Errorf("%s: the requirement %q is not one sentence", r.ID, r.Requirement)
+		}
+		if !source.MatchString(r.Source) || !strings.HasPrefix(r.Doc, "docs/api.md#") || r.check == nil {
+			t.Errorf("%s: source %q, doc %q: want an RFC or a docs/api.md section, and a check", r.ID, r.Source, r.Doc)
+		}
+	}
+}
+
+func TestTiersReadByName(t *testing.T) {
+	for _, tier := range []Tier{Must, Should, Reference} {
+		if got, err := ParseTier(tier.String()); got != tier || err != nil {
+			t.Errorf("ParseTier(%q) = %v, %v", tier, got, err)
+		}
+	}
+	if _, err := ParseTier("strict"); err == nil {
+		t.Error("ParseTier(strict) took it")
+	}
+}
+
+// Every section of docs/api.md ends with the ids of the rules that check it, and every rule names
+// the section it is listed in: a learner can go from a rule to its section and back.
+func TestEveryDocsSectionNamesTheRulesThatCheckIt(t *testing.T) {
+	text, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string][]string{} // section anchor: the ids its "Checked by the kit" line names
+	var anchor string
+	for _, line := range strings.Split(string(text), "\n") {
+		if title, ok := strings.CutPrefix(line, "## "); ok {
+			anchor = "docs/api.md#" + strings.ReplaceAll(regexp.MustCompile(`[^a-z0-9 -]`).ReplaceAllString(strings.ToLower(title), ""), " ", "-")
+			listed[anchor] = nil
+		}
+		if ids, ok := strings.CutPrefix(line, "Checked by the kit: "); ok {
+			for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(ids, -1) {
+				listed[anchor] = append(listed[anchor], m[1])
+			}
+		}
+	}
+	want := map[string][]string{}
+	for _, r := range Rules() {
+		if _, ok := listed[r.Doc]; !ok {
+			t.Errorf("%s cites %s, which docs/api.md has no section for", r.ID, r.Doc)
+		}
+		want[r.Doc] = append(want[r.Doc], r.ID)
+	}
+	for section, ids := range listed {
+		if !slices.Equal(ids, want[section]) {
+			t.Errorf("%s lists %q,\nbut the rules that cite it are %q", section, ids, want[section])
+		}
+	}
+}
+
+// The runner, against a small server of users in memory.
+
+const (
+	testWriteToken = "test-write-secret"
+	testReadToken  = "test-read-secret"
+)
+
+// fakeServer is the least of the users API: tokens, create, read, list and delete.
+type fakeServer struct {
+	mu     sync.Mutex
+	users  map[int64]user
+	nextID int64
+	// createdStatus is what a create answers, 201 unless a test says otherwise: a server that
+	// creates and answers 500 leaves the kit only the list to find its user in.
+	createdStatus int
+	tokens        map[string]bool
+}
+
+// newFakeServer starts a fakeServer that takes the test tokens, stopped when the test ends.
+func newFakeServer(t *testing.T) (*fakeServer, *httptest.Server) {
+	f := &fakeServer{users: map[int64]user{}, nextID: 1, createdStatus: http.StatusCreated,
+		tokens: map[string]bool{testWriteToken: true, testReadToken: true}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/users", f.list)
+	mux.HandleFunc("POST /api/users", f.create)
+	mux.HandleFunc("GET /api/users/{id}", f.get)
+	mux.HandleFunc("DELETE /api/users/{id}", f.remove)
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")] {
+			w.Header().Set("X-Echo", r.Header.Get("Authorization")) // a careless server, to prove the report hides tokens
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":"unknown token ` + r.Header.Get("Authorization") + `"}`))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(server.Close)
+	return f, server
+}
+
+func (f *fakeServer) add(name, email string) user {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u := user{ID: f.nextID, Name: name, Email: email}
+	f.users[u.ID] = u
+	f.nextID++
+	return u
+}
+
+func (f *fakeServer) all() []user {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	all := []user{}
+	for _, u := range f.users {
+		all = append(all, u)
+	}
+	slices.SortFunc(all, func(a, b user) int { return int(a.ID - b.ID) })
+	return all
+}
+
+func (f *fakeServer) list(w http.ResponseWriter, r *http.Request) {
+	all := f.all()
+	json.NewEncoder(w).Encode(map[string]any{"data": all, "total": len(all)})
+}
+
+func (f *fakeServer) create(w http.ResponseWriter, r *http.Request) {
+	var in user
+	json.NewDecoder(r.Body).Decode(&in)
+	u := f.add(in.Name, in.Email)
+	w.WriteHeader(f.createdStatus)
+	if f.createdStatus == http.StatusCreated {
+		json.NewEncoder(w).Encode(u)
+	}
+}
+
+func (f *fakeServer) get(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f.mu.Lock()
+	u, ok := f.users[id]
+	f.mu.Unlock()
+	if !ok {
+		http.Error(w, `{"error":"no such user"}`, http.StatusNotFound)
+		return
+	}
+	json.NewEncoder(w).Encode(u)
+}
+
+func (f *fakeServer) remove(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.users[id]; !ok {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	delete(f.users, id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// rule is a rule of a test's own.
+func rule(id string, needs Need, check func(c *Client) error) Rule {
+	return Rule{ID: id, Tier: Must, Requirement: "A rule of a test.", Source: "docs/api.md#routes", Doc: "docs/api.md#routes",
+		Needs: needs, check: check}
+}
+
+func run(t *testing.T, cfg Config, rules ...Rule) *Report {
+	t.Helper()
+	report, err := Run(context.Background(), cfg, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
+}
+
+func TestRunDeletesTheUsersItCreatedAndOnlyThose(t *testing.T) {
+	fake, server := newFakeServer(t)
+	ada := fake.add("Ada", "ada@example.com") // someone else's
+	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken},
+		rule("test/fails-after-creating", OwnUsers, func(c *Client) error {
+			if _, err := c.newUsers("Kit Ann", "Kit Bob"); err != nil {
+				return err
+			}
+			return failf(nil, "something", "something else")
+		}),
+		rule("test/panics-after-creating", OwnUsers, func(c *Client) error {
+			c.newUser("Kit Carol")
+			panic("a mistake in a check")
+		}),
+		rule("test/creates-on-a-500", OwnUsers, func(c *Client) error {
+			fake.createdStatus = http.StatusInternalServerError // the kit learns no id: the list is where it finds the user
+			defer func() { fake.createdStatus = http.StatusCreated }()
+			c.write(http.MethodPost, collection, userJSON("Kit Dan", c.email()))
+			return nil
+		}))
+	if got := fake.all(); len(got) != 1 || got[0] != ada {
+		t.Errorf("after the run the server holds %v, want only %v", got, ada)
+	}
+	statuses := []Status{report.Results[0].Status, report.Results[1].Status, report.Results[2].Status}
+	if !slices.Equal(statuses, []Status{Failed, Failed, Passed}) || !strings.Contains(report.Results[1].Got, "a mistake in a check") {
+		t.Errorf("results %v, the panic reported as %q", statuses, report.Results[1].Got)
+	}
+	if len(report.Leftovers) != 0 {
+		t.Errorf("leftovers %q", report.Leftovers)
+	}
+}
+
+func TestRuleThatCreatesUsersMustSaySo(t *testing.T) {
+	_, server := newFakeServer(t)
+	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken}, rule("test/creates-unannounced", 0, func(c *Client) error {
+		c.newUser("Kit Ann")
+		return nil
+	}))
+	if r := report.Results[0]; r.Status != Failed || !strings.Contains(r.Got, "OwnUsers") {
+		t.Errorf("%v: %s", r.Status, r.Got)
+	}
+}
+
+func TestReportNeverShowsAToken(t *testing.T) {
+	_, server := newFakeServer(t)
+	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, ReadToken: testReadToken},
+		rule("test/token-echoed", 0, func(c *Client) error {
+			// bearer in lower case is unknown to the fake: it answers 401 and echoes the token
+			return c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+testWriteToken).statusIs(http.StatusOK)
+		}))
+	r := report.Results[0]
+	if r.Status != Failed || r.Exchange == nil {
+		t.Fatalf("%v, exchange %v", r.Status, r.Exchange)
+	}
+	shown, _ := json.Marshal(r)
+	for _, secret := range []string{testWriteToken, testReadToken} {
+		if strings.Contains(string(shown), secret) || strings.Contains(r.Exchange.Curl(), secret) {
+			t.Errorf("the report shows the token %s:\n%s\n%s", secret, shown, r.Exchange.Curl())
+		}
+	}
+	if !strings.Contains(r.Got, "bearer $USERS_WRITE_TOKEN") || r.Exchange.ResponseHeader.Get("X-Echo") != "bearer $USERS_WRITE_TOKEN" ||
+		!strings.Contains(r.Exchange.Curl(), `"Authorization: bearer $USERS_WRITE_TOKEN"`) {
+		t.Errorf("the token's variable is not where the token was: %s\n%v\n%s", r.Got, r.Exchange.ResponseHeader, r.Exchange.Curl())
+	}
+}
+
+func TestRunSkipsTheRulesItCannotCheck(t *testing.T) {
+	fake, server := newFakeServer(t)
+	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, Origin: "http://localhost:3000"},
+		rule("test/roles", ReadToken, func(c *Client) error { return nil }),
+		rule("test/cors", AllowedOrigin, func(c *Client) error { return nil }),
+		rule("test/no-user", OwnUsers, func(c *Client) error {
+			fake.createdStatus = http.StatusInternalServerError
+			defer func() { fake.createdStatus = http.StatusCreated }()
+			_, err := c.newUser("Kit Ann")
+			return err
+		}))
+	for i, want := range []string{"USERS_READ_TOKEN is not set", `does not allow the origin "http://localhost:3000"`,
+		"could not create a user to check this: POST /api/users answered 500 Internal Server Error"} {
+		if r := report.Results[i]; r.Status != Skipped || !strings.Contains(r.Reason, want) {
+			t.Errorf("%s: %v, %q; want skipped, saying %q", r.Rule.ID, r.Status, r.Reason, want)
+		}
+	}
+	if users := fake.all(); len(users) != 0 {
+		t.Errorf("the user a failed create made is still there: %v", users)
+	}
+}
+
+func TestBaselineMakesAFailureKnown(t *testing.T) {
+	_, server := newFakeServer(t)
+	baseline, err := ParseBaseline(strings.NewReader("# known\n\ntest/fails\n  test/other  \n"))
+	if err != nil || !baseline["test/fails"] || !baseline["test/other"] || len(baseline) != 2 {
+		t.Fatalf("ParseBaseline: %v, %v", baseline, err)
+	}
+	failing := rule("test/fails", 0, func(c *Client) error { return failf(nil, "this", "that") })
+	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, Baseline: baseline}, failing)
+	if r := report.Results[0]; r.Status != Failed || !r.Known || report.Failed() {
+		t.Errorf("%v, known %v, the run failed: %v", r.Status, r.Known, report.Failed())
+	}
+	if report = run(t, Config{URL: server.URL, WriteToken: testWriteToken}, failing); !report.Failed() {
+		t.Error("without the baseline the run did not fail")
+	}
+	if unknown := baseline.Unknown([]Rule{failing}); !slices.Equal(unknown, []string{"test/other"}) {
+		t.Errorf("Unknown = %q", unknown)
+	}
+}
+
+func TestRunCannotProceedWithoutAServerThatTakesTheTokens(t *testing.T) {
+	_, server := newFakeServer(t)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no server at the URL", Config{URL: closed.URL, WriteToken: testWriteToken}, "no server answers at " + closed.URL},
+		{"the write token refused", Config{URL: server.URL, WriteToken: "wrong"}, "refused USERS_WRITE_TOKEN on the first request"},
+		{"the read token refused", Config{URL: server.URL, WriteToken: testWriteToken, ReadToken: "wrong"}, "refused USERS_READ_TOKEN"},
+		{"no API at the URL", Config{URL: server.URL + "/api/users", WriteToken: testWriteToken}, "without /api/users"},
+		{"not a URL", Config{URL: "localhost:8080", WriteToken: testWriteToken}, "base URL such as http://localhost:8080"},
+		{"no write token", Config{URL: server.URL}, "no write token"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			report, err := Run(context.Background(), tt.cfg, Rules())
+			if err == nil || !strings.Contains(err.Error(), tt.want) || report != nil {
+				t.Errorf("Run: %v; want an error saying %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), testWriteToken) {
+				t.Errorf("the error shows the token: %v", err)
+			}
+		})
+	}
+}

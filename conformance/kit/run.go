@@ -1,0 +1,376 @@
+package kit
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config says which server to check, with which tokens.
+type Config struct {
+	// URL is the base URL of the server: the users are at URL + "/api/users".
+	URL string
+	// WriteToken may read and write. ReadToken may only read; a server with one token for both
+	// roles has none, and the rules of roles are then skipped.
+	WriteToken, ReadToken string
+	// Origin is the page origin the CORS rules send. A server that does not allow it skips them.
+	Origin string
+	// Baseline lists the rules known to fail: they are reported, but do not fail the run.
+	Baseline Baseline
+}
+
+// A Baseline is a set of rule ids known to fail.
+type Baseline map[string]bool
+
+// ParseBaseline reads a baseline file: one rule id a line; blank lines and lines that begin with #
+// are ignored.
+func ParseBaseline(r io.Reader) (Baseline, error) {
+	baseline := Baseline{}
+	lines := bufio.NewScanner(r)
+	for lines.Scan() {
+		if id := strings.TrimSpace(lines.Text()); id != "" && !strings.HasPrefix(id, "#") {
+			baseline[id] = true
+		}
+	}
+	return baseline, lines.Err()
+}
+
+// Unknown returns the ids of the baseline that name no rule of the catalogue, sorted.
+func (b Baseline) Unknown(catalogue []Rule) []string {
+	var unknown []string
+	for id := range b {
+		if !slices.ContainsFunc(catalogue, func(r Rule) bool { return r.ID == id }) {
+			unknown = append(unknown, id)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
+}
+
+// A Status is what became of a rule.
+type Status int
+
+const (
+	Passed Status = iota
+	Failed
+	Skipped
+)
+
+func (s Status) String() string { return [...]string{"passed", "failed", "skipped"}[s] }
+
+// A Result is what became of one rule, and why.
+type Result struct {
+	Rule   Rule
+	Status Status
+	// Known is true for a failure the baseline lists: it does not fail the run.
+	Known bool
+	// Expected and Got say what the failing answer should have been, and what it was; Exchange is
+	// that request and its answer.
+	Expected, Got string
+	Exchange      *Exchange
+	// Reason says why a rule was skipped.
+	Reason   string
+	Duration time.Duration
+}
+
+// An Exchange is a request the kit sent and the answer it got, as a report shows them: the tokens
+// appear as $USERS_WRITE_TOKEN and $USERS_READ_TOKEN, never as themselves.
+type Exchange struct {
+	Method  string
+	URL     string
+	Header  http.Header // the header lines the kit set (net/http adds Host, User-Agent, Content-Length)
+	Body    []byte
+	Chunked bool // the body was sent chunked, its length undeclared
+
+	Status         int // 0 when no answer came
+	ResponseHeader http.Header
+	ResponseBody   []byte
+	Error          string // why no answer came
+}
+
+// A Report is the outcome of a run.
+type Report struct {
+	Version  string
+	URL      string
+	Tag      string // in the e-mail of every user the run created
+	Results  []Result
+	Duration time.Duration
+	// Leftovers names the users the run created and could not delete, and why.
+	Leftovers []string
+}
+
+// Counts returns how many rules passed, failed (known failures included) and were skipped.
+func (r *Report) Counts() (passed, failed, skipped int) {
+	for _, result := range r.Results {
+		switch result.Status {
+		case Passed:
+			passed++
+		case Failed:
+			failed++
+		case Skipped:
+			skipped++
+		}
+	}
+	return passed, failed, skipped
+}
+
+// Failed reports whether a rule failed that the baseline does not list: the run fails.
+func (r *Report) Failed() bool {
+	return slices.ContainsFunc(r.Results, func(result Result) bool { return result.Status == Failed && !result.Known })
+}
+
+// runner is one run: the configuration, the HTTP client, the run's tag, and the users it made.
+// Rules run one after another, so nothing here is shared between goroutines.
+type runner struct {
+	cfg  Config
+	base string // cfg.URL without a trailing slash
+	http *http.Client
+	tag  string // kit-<8 hex digits>
+
+	createdIDs []int64 // every id a POST answered 2xx with, to delete at the end
+
+	corsProbed  bool
+	corsRefusal error // why the CORS rules are skipped, once probed; nil when the origin is allowed
+}
+
+// Run checks the rules against the server in cfg, one after another, then deletes every user the
+// run created, even when rules failed. It returns an error only when the run could not proceed:
+// a configuration that names no server, no server at the URL, a token refused on the first
+// request, or ctx ended.
+func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
+	base, err := baseURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.WriteToken == "" {
+		return nil, errors.New("no write token: the kit needs a token that may read and write")
+	}
+	r := &runner{
+		cfg:  cfg,
+		base: base,
+		tag:  "kit-" + randomHex(4),
+		http: &http.Client{
+			Timeout: requestTimeout,
+			// A redirect is an answer to check, not to follow.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			// Nor is any coding asked for, or any proxy used: what comes back is what the server sent.
+			Transport: &http.Transport{DisableCompression: true},
+		},
+	}
+	defer r.http.CloseIdleConnections()
+	start := time.Now()
+	if err := r.reach(ctx); err != nil {
+		return nil, err
+	}
+	report := &Report{Version: Version, URL: cfg.URL, Tag: r.tag}
+	for i, rule := range rules {
+		if ctx.Err() != nil {
+			break
+		}
+		report.Results = append(report.Results, r.check(ctx, i, rule))
+	}
+	report.Leftovers = r.cleanUp()
+	report.Duration = time.Since(start)
+	if ctx.Err() != nil {
+		return report, fmt.Errorf("the run was interrupted after %d of %d rules: %w", len(report.Results), len(rules), ctx.Err())
+	}
+	return report, nil
+}
+
+// baseURL checks the URL a run is given and returns it without a trailing slash.
+func baseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("the URL must be a base URL such as http://localhost:8080, not %q", raw)
+	}
+	return strings.TrimSuffix(raw, "/"), nil
+}
+
+// reach makes the first request with each token: the run cannot proceed without a server that
+// takes them.
+func (r *runner) reach(ctx context.Context) error {
+	tokens := []struct{ name, token string }{{"USERS_WRITE_TOKEN", r.cfg.WriteToken}, {"USERS_READ_TOKEN", r.cfg.ReadToken}}
+	for _, t := range tokens {
+		if t.token == "" {
+			continue
+		}
+		x := &reply{method: http.MethodGet, url: r.base + collection, header: http.Header{"Authorization": {"Bearer " + t.token}}}
+		r.exchange(ctx, x)
+		switch {
+		case x.err != nil:
+			return fmt.Errorf("no server answers at %s: %v", r.cfg.URL, x.err)
+		case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
+			return fmt.Errorf("the server refused %s on the first request: GET %s answered %d", t.name, collection, x.status)
+		case x.status == http.StatusNotFound:
+			return fmt.Errorf("GET %s%s answered 404: give the base URL, without /api/users", r.cfg.URL, collection)
+		}
+	}
+	return nil
+}
+
+// check runs one rule, the i-th of the run, and says what became of it.
+func (r *runner) check(ctx context.Context, i int, rule Rule) (result Result) {
+	start := time.Now()
+	result = Result{Rule: rule}
+	defer func() { result.Duration = time.Since(start) }()
+	err := r.unmetNeed(ctx, rule)
+	if err == nil {
+		c := &Client{run: r, ctx: ctx, rule: rule, group: fmt.Sprintf("%s-%d", r.tag, i+1)}
+		err = runCheck(c)
+	}
+	var failed *failure
+	var skipped *skip
+	switch {
+	case err == nil:
+		result.Status = Passed
+	case errors.As(err, &skipped):
+		result.Status, result.Reason = Skipped, r.redact(skipped.reason)
+	case errors.As(err, &failed):
+		result.Status, result.Known = Failed, r.cfg.Baseline[rule.ID]
+		result.Expected, result.Got = r.redact(failed.expected), r.redact(failed.got)
+		result.Exchange = r.redactExchange(failed.exchange)
+	default:
+		result.Status, result.Known, result.Got = Failed, r.cfg.Baseline[rule.ID], r.redact(err.Error())
+	}
+	return result
+}
+
+// runCheck runs a rule's check; a check that panics is a mistake in the kit, reported as a failure
+// so that the run goes on and still deletes its users.
+func runCheck(c *Client) (err error) {
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			err = fmt.Errorf("the check of %s stopped: %v", c.rule.ID, recovered)
+		}
+	}()
+	return c.rule.check(c)
+}
+
+// unmetNeed returns a skip when the run cannot give the rule what it needs.
+func (r *runner) unmetNeed(ctx context.Context, rule Rule) error {
+	if rule.Needs&ReadToken != 0 && r.cfg.ReadToken == "" {
+		return skipf("USERS_READ_TOKEN is not set: give a token that may only read to check the rules of roles")
+	}
+	if rule.Needs&AllowedOrigin != 0 {
+		return r.originAllowed(ctx)
+	}
+	return nil
+}
+
+// originAllowed asks the server once whether it allows the kit's origin: without CORS, the CORS
+// rules are skipped.
+func (r *runner) originAllowed(ctx context.Context) error {
+	if !r.corsProbed {
+		r.corsProbed = true
+		x := &reply{method: http.MethodGet, url: r.base + collection,
+			header: http.Header{"Authorization": {"Bearer " + r.readToken()}, "Origin": {r.cfg.Origin}}}
+		r.exchange(ctx, x)
+		if allowed := x.responseHeader.Get("Access-Control-Allow-Origin"); r.cfg.Origin == "" || allowed != r.cfg.Origin && allowed != "*" {
+			r.corsRefusal = skipf("the server does not allow the origin %q: start it with CORS on for that origin to check these", r.cfg.Origin)
+		}
+	}
+	return r.corsRefusal
+}
+
+// readToken is the token reads go with: the read token, or the write token when there is none.
+func (r *runner) readToken() string {
+	if r.cfg.ReadToken != "" {
+		return r.cfg.ReadToken
+	}
+	return r.cfg.WriteToken
+}
+
+// created notes the id of a user a POST made, to delete it at the end.
+func (r *runner) created(body []byte) {
+	var u struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(body, &u) == nil && u.ID > 0 {
+		r.createdIDs = append(r.createdIDs, u.ID)
+	}
+}
+
+// cleanUp deletes every user the run created: the ids POSTs answered with, and any user in the list
+// whose name or e-mail carries the run's tag (a server may create a user and answer otherwise). It
+// returns what it could not delete.
+func (r *runner) cleanUp() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ids := slices.Clone(r.createdIDs)
+	for _, target := range []string{collection, collection + "?q=" + r.tag} {
+		x := &reply{method: http.MethodGet, url: r.base + target, header: http.Header{"Authorization": {"Bearer " + r.cfg.WriteToken}}}
+		r.exchange(ctx, x)
+		list, err := x.decodeList()
+		if err != nil {
+			continue
+		}
+		for _, u := range list.Data {
+			if strings.Contains(strings.ToLower(u.Email), r.tag) || strings.Contains(strings.ToLower(u.Name), r.tag) {
+				ids = append(ids, u.ID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	var leftovers []string
+	for _, id := range slices.Compact(ids) {
+		x := &reply{method: http.MethodDelete, url: r.base + user{ID: id}.path(), header: http.Header{"Authorization": {"Bearer " + r.cfg.WriteToken}}}
+		r.exchange(ctx, x)
+		if x.status/100 != 2 && x.status != http.StatusNotFound {
+			leftovers = append(leftovers, fmt.Sprintf("user %d: DELETE answered %s", id, x.summary()))
+		}
+	}
+	return leftovers
+}
+
+// redact replaces the tokens in a text by the names of their variables: a report never shows them.
+func (r *runner) redact(s string) string {
+	for _, t := range []struct{ token, name string }{{r.cfg.WriteToken, "$USERS_WRITE_TOKEN"}, {r.cfg.ReadToken, "$USERS_READ_TOKEN"}} {
+		if t.token != "" {
+			s = strings.ReplaceAll(s, t.token, t.name)
+		}
+	}
+	return s
+}
+
+func (r *runner) redactHeader(h http.Header) http.Header {
+	redacted := http.Header{}
+	for name, values := range h {
+		for _, v := range values {
+			redacted.Add(name, r.redact(v))
+		}
+	}
+	return redacted
+}
+
+// redactExchange is the report's copy of x, without the tokens.
+func (r *runner) redactExchange(x *reply) *Exchange {
+	if x == nil {
+		return nil
+	}
+	e := &Exchange{Method: x.method, URL: r.redact(x.url), Header: r.redactHeader(x.header), Body: []byte(r.redact(x.body)),
+		Chunked: x.framing == chunked, Status: x.status, ResponseHeader: r.redactHeader(x.responseHeader),
+		ResponseBody: []byte(r.redact(string(x.responseBody)))}
+	if x.err != nil {
+		e.Error = r.redact(x.err.Error())
+	}
+	return e
+}
+
+// randomHex returns n random bytes as 2n hex digits: the run's tag.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on the systems Go supports
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,203 @@
+// Command conformance checks a server against the rules of the users API, those of docs/api.md, and
+// reports each rule it breaks with the requirement, what was sent, what was expected, what came
+// back, and a curl line that sends it again:
+//
+//	USERS_WRITE_TOKEN=... USERS_READ_TOKEN=... go run ./conformance -url http://localhost:8080
+//
+// It creates users of its own, with a tag unique to the run, and deletes them at the end; it never
+// changes data it did not create. Exit status: 0 when no rule failed, 1 when one did, 2 when the
+// run could not proceed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"users/conformance/kit"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// Exit statuses.
+const (
+	allPassed   = 0
+	ruleFailed  = 1
+	cannotCheck = 2 // bad flags, no server at the URL, a token refused
+)
+
+// options is what the flags decide.
+type options struct {
+	url, origin   string
+	tier          kit.Tier
+	run           *regexp.Regexp
+	junit, json   string // the files to write the results to
+	baseline      string // the file of known failures
+	list, verbose bool
+}
+
+// run is the whole command, given what main takes from the process; it returns the exit status.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return allPassed
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "conformance:", err)
+		return cannotCheck
+	}
+	rules := selectRules(kit.Rules(), opts.tier, opts.run)
+	fmt.Fprintln(stdout, "users conformance kit", kit.Version)
+	if opts.list {
+		writeList(stdout, rules)
+		return allPassed
+	}
+	cfg := kit.Config{URL: opts.url, WriteToken: getenv("USERS_WRITE_TOKEN"), ReadToken: getenv("USERS_READ_TOKEN"), Origin: opts.origin}
+	if cfg.WriteToken == "" {
+		fmt.Fprintln(stderr, "conformance: USERS_WRITE_TOKEN is not set: set it to a token that may read and write "+
+			"(and USERS_READ_TOKEN to one that may only read, if the server has one)")
+		return cannotCheck
+	}
+	if cfg.Baseline, err = readBaseline(opts.baseline); err != nil {
+		fmt.Fprintln(stderr, "conformance:", err)
+		return cannotCheck
+	}
+	fmt.Fprintf(stdout, "%s: %d rules of tier %s; %s; origin %s\n\n", opts.url, len(rules), describeTier(opts.tier),
+		tokensNote(cfg), opts.origin)
+	report, err := kit.Run(ctx, cfg, rules)
+	if err != nil && report == nil {
+		fmt.Fprintln(stderr, "conformance:", err)
+		return cannotCheck
+	}
+	writeReport(stdout, report, cfg.Baseline, opts.verbose)
+	for _, leftover := range report.Leftovers {
+		fmt.Fprintln(stderr, "conformance: could not delete a user the run created:", leftover)
+	}
+	for _, out := range []struct {
+		file  string
+		write func(io.Writer, *kit.Report) error
+	}{{opts.junit, writeJUnit}, {opts.json, writeJSON}} {
+		if out.file != "" {
+			if err := writeFile(out.file, report, out.write); err != nil {
+				fmt.Fprintln(stderr, "conformance:", err)
+				return cannotCheck
+			}
+		}
+	}
+	switch {
+	case err != nil: // interrupted: the report is of the rules checked so far
+		fmt.Fprintln(stderr, "conformance:", err)
+		return cannotCheck
+	case report.Failed():
+		return ruleFailed
+	}
+	return allPassed
+}
+
+// parseFlags reads the flags. Tokens never come from a flag: argv is visible in ps.
+func parseFlags(args []string, stdout io.Writer) (options, error) {
+	var opts options
+	flags := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	flags.SetOutput(io.Discard) // the usage goes to stdout on -h, and a mistake is one line on stderr
+	flags.StringVar(&opts.url, "url", "", "base `URL` of the server to check, such as http://localhost:8080")
+	tier := flags.String("tier", "reference", "check this `tier` and those above it: must, should or reference (all)")
+	runPattern := flags.String("run", "", "check only the rules whose id matches this `regexp`")
+	flags.StringVar(&opts.junit, "junit", "", "also write the results to this `file` as JUnit XML, a test case per rule")
+	flags.StringVar(&opts.json, "json", "", "also write the results to this `file` as JSON")
+	flags.StringVar(&opts.baseline, "baseline", "", "a `file` of known failures, one rule id a line: reported, but they do not fail the run")
+	flags.StringVar(&opts.origin, "origin", "http://localhost:3000", "the page `origin` the CORS rules send; they are skipped if the server does not allow it")
+	flags.BoolVar(&opts.list, "list", false, "list the rules, with their tier, source and section of docs/api.md, and send nothing")
+	flags.BoolVar(&opts.verbose, "v", false, "show every rule, not only those that fail")
+	if err := flags.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "Usage: conformance -url URL [flags]\n\nChecks a server against the rules of the users API (docs/api.md).\n"+
+			"Tokens come from the environment: USERS_WRITE_TOKEN (read and write) and USERS_READ_TOKEN\n"+
+			"(read only; without it the rules of roles are skipped).\n\nFlags:\n")
+		flags.SetOutput(stdout)
+		flags.PrintDefaults()
+		return opts, err
+	} else if err != nil {
+		return opts, fmt.Errorf("%w (run with -h for the flags)", err)
+	}
+	var err error
+	switch {
+	case flags.NArg() > 0:
+		return opts, fmt.Errorf("unexpected argument %q: the command takes only flags (run with -h)", flags.Arg(0))
+	case opts.url == "" && !opts.list:
+		return opts, errors.New("-url is required: the base URL of the server to check, such as http://localhost:8080")
+	}
+	if opts.tier, err = kit.ParseTier(*tier); err != nil {
+		return opts, fmt.Errorf("-tier: %w", err)
+	}
+	if opts.run, err = regexp.Compile(*runPattern); err != nil {
+		return opts, fmt.Errorf("-run: %w", err)
+	}
+	return opts, nil
+}
+
+// selectRules keeps the rules of tier and the tiers above it whose id matches pattern.
+func selectRules(rules []kit.Rule, tier kit.Tier, pattern *regexp.Regexp) []kit.Rule {
+	var selected []kit.Rule
+	for _, r := range rules {
+		if r.Tier <= tier && pattern.MatchString(r.ID) {
+			selected = append(selected, r)
+		}
+	}
+	return selected
+}
+
+// readBaseline reads -baseline, if given; an id the kit does not have is a mistake in the file.
+func readBaseline(file string) (kit.Baseline, error) {
+	if file == "" {
+		return nil, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("-baseline: %w", err)
+	}
+	defer f.Close()
+	baseline, err := kit.ParseBaseline(f)
+	if err != nil {
+		return nil, fmt.Errorf("-baseline: %w", err)
+	}
+	if unknown := baseline.Unknown(kit.Rules()); len(unknown) > 0 {
+		return nil, fmt.Errorf("-baseline %s names rules the kit does not have: %s", file, strings.Join(unknown, ", "))
+	}
+	return baseline, nil
+}
+
+// describeTier says which tiers a run checks.
+func describeTier(tier kit.Tier) string {
+	return map[kit.Tier]string{kit.Must: "must", kit.Should: "should and must", kit.Reference: "reference and above (all)"}[tier]
+}
+
+// tokensNote says which tokens a run has.
+func tokensNote(cfg kit.Config) string {
+	if cfg.ReadToken == "" {
+		return "one token (no USERS_READ_TOKEN: the rules of roles are skipped)"
+	}
+	return "a write and a read token"
+}
+
+// writeFile writes the report to a file with write.
+func writeFile(name string, report *kit.Report, write func(io.Writer, *kit.Report) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f, report); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"users/conformance/kit"
+)
+
+const token = "main-test-secret"
+
+// listOnly is a server that has only an empty list, and answers 401 without a challenge: it meets
+// reachable/list-200 and breaks auth/401-www-authenticate.
+func listOnly(t *testing.T) (url string, requests *atomic.Int64) {
+	requests = &atomic.Int64{}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":"who are you?"}`))
+			return
+		}
+		w.Write([]byte(`{"data":[],"total":0}`))
+	}))
+	t.Cleanup(server.Close)
+	return server.URL, requests
+}
+
+// A rule each way: one passes, one fails and one is skipped, as no read token is given.
+const threeRules = "-run=^(reachable/list-200|auth/401-www-authenticate|auth/read-token-reads)$"
+
+// command runs the command as main would, with this environment.
+func command(t *testing.T, env map[string]string, args ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	status = run(context.Background(), args, func(name string) string { return env[name] }, &out, &errs)
+	return status, out.String(), errs.String()
+}
+
+func TestExitStatusSaysHowTheRunWent(t *testing.T) {
+	url, _ := listOnly(t)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	withToken := map[string]string{"USERS_WRITE_TOKEN": token}
+	unknownInBaseline := filepath.Join(t.TempDir(), "baseline")
+	os.WriteFile(unknownInBaseline, []byte("auth/401-www-authenticate\nauth/no-such-rule\n"), 0o600)
+	knownInBaseline := filepath.Join(t.TempDir(), "baseline")
+	os.WriteFile(knownInBaseline, []byte("# not yet\nauth/401-www-authenticate\n"), 0o600)
+	for _, tt := range []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		status int
+		says   string // on stderr, or on stdout for a run that proceeds
+	}{
+		{"no rule fails", withToken, []string{"-url", url, "-run", "^reachable/list-200$"}, 0, "1 passed, 0 failed, 0 skipped"},
+		{"a rule fails", withToken, []string{"-url", url, threeRules}, 1, "1 passed, 1 failed, 1 skipped"},
+		{"the failure is known", withToken, []string{"-url", url, threeRules, "-baseline", knownInBaseline}, 0, "1 of the failures are known"},
+		{"-h", nil, []string{"-h"}, 0, "Usage: conformance -url URL"},
+		{"no -url", withToken, nil, 2, "-url is required"},
+		{"an unknown flag", withToken, []string{"-url", url, "-token", "x"}, 2, "flag provided but not defined: -token"},
+		{"an argument", withToken, []string{"-url", url, "all"}, 2, `unexpected argument "all"`},
+		{"an unknown tier", withToken, []string{"-url", url, "-tier", "strict"}, 2, "-tier: the tier must be must, should or reference"},
+		{"a bad -run", withToken, []string{"-url", url, "-run", "("}, 2, "-run: error parsing regexp"},
+		{"no write token", nil, []string{"-url", url}, 2, "USERS_WRITE_TOKEN is not set"},
+		{"no server at the URL", withToken, []string{"-url", closed.URL}, 2, "no server answers at " + closed.URL},
+		{"the token refused", map[string]string{"USERS_WRITE_TOKEN": "wrong"}, []string{"-url", url}, 2, "the server refused USERS_WRITE_TOKEN on the first request"},
+		{"a baseline without its file", withToken, []string{"-url", url, "-baseline", filepath.Join(t.TempDir(), "none")}, 2, "-baseline: open"},
+		{"a baseline naming no rule", withToken, []string{"-url", url, "-baseline", unknownInBaseline}, 2, "names rules the kit does not have: auth/no-such-rule"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := command(t, tt.env, tt.args...)
+			if status != tt.status {
+				t.Errorf("exit status %d, want %d\nstdout: %s\nstderr: %s", status, tt.status, stdout, stderr)
+			}
+			if said := stdout + stderr; !strings.Contains(said, tt.says) {
+				t.Errorf("want %q in\nstdout: %s\nstderr: %s", tt.says, stdout, stderr)
+			}
+			if status == 2 && tt.name != "no server at the URL" && tt.name != "the token refused" && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("a usage mistake is one line on stderr, not %q", stderr)
+			}
+			if strings.Contains(stdout+stderr, token) {
+				t.Error("the output shows the token")
+			}
+		})
+	}
+}
+
+func TestReportForAPerson(t *testing.T) {
+	url, _ := listOnly(t)
+	_, stdout, _ := command(t, map[string]string{"USERS_WRITE_TOKEN": token}, "-url", url, threeRules)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if lines[0] != "users conformance kit "+kit.Version {
+		t.Errorf("first line %q, want the kit's version", lines[0])
+	}
+	if last := lines[len(lines)-1]; last != "1 passed, 1 failed, 1 skipped" {
+		t.Errorf("last line %q", last)
+	}
+	// Topics in the order a learner builds a server, and the failure in full under its topic.
+	want := []string{
+		`(?m)^reachable +1 passed$`,
+		`(?m)^auth +1 failed, 1 skipped$`,
+		`(?m)^  FAIL auth/401-www-authenticate \[must\]$`,
+		`(?m)^    requirement: Every 401 carries WWW-Authenticate with a Bearer challenge\.$`,
+		`(?m)^    sent: +GET ` + regexp.QuoteMeta(url) + `/api/users$`,
+		`(?m)^    expected: +WWW-Authenticate: Bearer \.\.\.$`,
+		`(?m)^    got: +no WWW-Authenticate header$`,
+		`(?m)^    curl -i '` + regexp.QuoteMeta(url) + `/api/users'$`,
+		`(?m)^  1 skipped: USERS_READ_TOKEN is not set`,
+	}
+	at := 0
+	for _, pattern := range want {
+		loc := regexp.MustCompile(pattern).FindStringIndex(stdout[at:])
+		if loc == nil {
+			t.Fatalf("no %s after what came before in\n%s", pattern, stdout)
+		}
+		at += loc[1]
+	}
+}
+
+func TestVerboseShowsEveryRule(t *testing.T) {
+	url, _ := listOnly(t)
+	_, stdout, _ := command(t, map[string]string{"USERS_WRITE_TOKEN": token}, "-url", url, threeRules, "-v")
+	for _, want := range []string{"  ok   reachable/list-200\n", "  FAIL auth/401-www-authenticate", "  skip auth/read-token-reads: USERS_READ_TOKEN is not set"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+}
+
+// -list shows the rules a run would check, with their tier, what they need, their requirement,
+// their source and section, and sends nothing.
+func TestListShowsTheRulesAndSendsNothing(t *testing.T) {
+	url, requests := listOnly(t)
+	musts := 0
+	for _, r := range kit.Rules() {
+		if r.Tier == kit.Must {
+			musts++
+		}
+	}
+	status, stdout, _ := command(t, nil, "-list", "-url", url, "-tier", "must")
+	if status != 0 || requests.Load() != 0 {
+		t.Errorf("exit status %d, %d requests sent", status, requests.Load())
+	}
+	if !strings.HasSuffix(stdout, "\n"+strconv.Itoa(musts)+" rules\n") || strings.Contains(stdout, "[should]") || strings.Contains(stdout, "[reference]") {
+		t.Errorf("-tier must lists other tiers, or not the %d rules of must:\n%s", musts, stdout)
+	}
+	_, stdout, _ = command(t, nil, "-list", "-run", "^precondition/if-match-412$")
+	want := "\nprecondition/if-match-412 [must] needs own users\n" +
+		"    PUT or DELETE with an If-Match that names no current tag of the user is 412, and changes nothing.\n" +
+		"    RFC 9110 §13.1.1; stated in docs/api.md#conditional-requests\n\n1 rules\n"
+	if !strings.HasSuffix(stdout, want) {
+		t.Errorf("got\n%s\nwant it to end with\n%s", stdout, want)
+	}
+}
+
+func TestJUnitAndJSONHaveARecordPerRule(t *testing.T) {
+	url, _ := listOnly(t)
+	dir := t.TempDir()
+	junitFile, jsonFile := filepath.Join(dir, "report.xml"), filepath.Join(dir, "report.json")
+	command(t, map[string]string{"USERS_WRITE_TOKEN": token}, "-url", url, threeRules, "-junit", junitFile, "-json", jsonFile)
+
+	var suites struct {
+		Tests   int `xml:"tests,attr"`
+		Failed  int `xml:"failures,attr"`
+		Skipped int `xml:"skipped,attr"`
+		Suites  []struct {
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+				Skipped *struct{} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	junit, _ := os.ReadFile(junitFile)
+	if err := xml.Unmarshal(junit, &suites); err != nil || suites.Tests != 3 || suites.Failed != 1 || suites.Skipped != 1 {
+		t.Fatalf("JUnit: %v, %+v\n%s", err, suites, junit)
+	}
+	var cases []string
+	for _, suite := range suites.Suites {
+		for _, c := range suite.Cases {
+			cases = append(cases, c.Name)
+			if (c.Failure != nil) != (c.Name == "auth/401-www-authenticate") || (c.Skipped != nil) != (c.Name == "auth/read-token-reads") {
+				t.Errorf("JUnit case %s is marked wrongly", c.Name)
+			}
+		}
+	}
+	if strings.Join(cases, " ") != "reachable/list-200 auth/401-www-authenticate auth/read-token-reads" {
+		t.Errorf("JUnit cases %q", cases)
+	}
+
+	var report struct {
+		Version string
+		Passed  int
+		Failed  int
+		Skipped int
+		Results []struct {
+			ID, Status, Requirement, Expected, Got, Curl string
+			Sent                                         *struct{ Method, URL string }
+		}
+	}
+	raw, _ := os.ReadFile(jsonFile)
+	if err := json.Unmarshal(raw, &report); err != nil || report.Version != kit.Version || report.Passed != 1 || report.Failed != 1 ||
+		report.Skipped != 1 || len(report.Results) != 3 {
+		t.Fatalf("JSON: %v\n%s", err, raw)
+	}
+	failure := report.Results[1]
+	if failure.Status != "failed" || failure.Sent == nil || failure.Sent.URL != url+"/api/users" || failure.Got != "no WWW-Authenticate header" ||
+		!strings.HasPrefix(failure.Curl, "curl -i ") {
+		t.Errorf("JSON failure %+v", failure)
+	}
+	if bytes.Contains(junit, []byte(token)) || bytes.Contains(raw, []byte(token)) {
+		t.Error("a report file shows the token")
+	}
+}
+
+// The exit status of the command itself, built: go run would report any failure as its own 1.
+func TestBuiltCommandExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "conformance")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	url, _ := listOnly(t)
+	for _, tt := range []struct {
+		args   []string
+		status int
+	}{
+		{[]string{"-url", url, "-run", "^reachable/list-200$"}, 0},
+		{[]string{"-url", url, threeRules}, 1},
+		{[]string{"-tier", "all", "-url", url}, 2},
+	} {
+		cmd := exec.Command(bin, tt.args...)
+		cmd.Env = append(os.Environ(), "USERS_WRITE_TOKEN="+token, "USERS_READ_TOKEN=")
+		err := cmd.Run()
+		status := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			status = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if status != tt.status {
+			t.Errorf("%q: exit status %d, want %d", tt.args, status, tt.status)
+		}
+	}
+}
