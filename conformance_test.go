@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,10 +26,6 @@ const (
 	kitOrigin     = "http://localhost:3000"
 )
 
-// knownFailures is the baseline of the rules the service does not meet yet, as -baseline gives
-// the command: reported, but they fail no test. ./test.sh gives the command the same file.
-const knownFailures = "testdata/kit-baseline.txt"
-
 // serviceForKit is the whole service on a fresh, empty store, with a write and a read token and
 // CORS on for the kit's origin: the one place these tests build it.
 func serviceForKit(t *testing.T) http.Handler {
@@ -44,12 +39,11 @@ func serviceForKit(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	store := newUserStore()
-	return newServer(config{cors: cors}, newLogger("text", io.Discard), tokens, store, store, nil)
+	return newServer(config{cors: cors}, newLogger("text", io.Discard), tokens, store, nil)
 }
 
 // runKit serves handler over a real connection (a body after HEAD or 304 shows only there), runs
-// every rule against it with the known failures as the baseline, and checks that the kit left the
-// users as it found them.
+// every rule against it, and checks that the kit left the users as it found them.
 func runKit(t *testing.T, handler http.Handler) *kit.Report {
 	t.Helper()
 	server := httptest.NewServer(handler)
@@ -64,7 +58,7 @@ func runKit(t *testing.T, handler http.Handler) *kit.Report {
 	}
 	before := list()
 	report, err := kit.Run(context.Background(), kit.Config{URL: server.URL, WriteToken: kitWriteToken, ReadToken: kitReadToken,
-		Origin: kitOrigin, Baseline: baseline(t)}, kit.Rules())
+		Origin: kitOrigin}, kit.Rules())
 	if err != nil {
 		t.Fatalf("the kit could not run: %v", err)
 	}
@@ -75,24 +69,6 @@ func runKit(t *testing.T, handler http.Handler) *kit.Report {
 		t.Errorf("the users were\n%.500s\nbefore the run, and are\n%.500s\nafter it", before, after)
 	}
 	return report
-}
-
-// baseline reads the known failures.
-func baseline(t *testing.T) kit.Baseline {
-	t.Helper()
-	f, err := os.Open(knownFailures)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	known, err := kit.ParseBaseline(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if unknown := known.Unknown(kit.Rules()); len(unknown) > 0 {
-		t.Fatalf("%s names rules the kit does not have: %q", knownFailures, unknown)
-	}
-	return known
 }
 
 func TestServiceMeetsEveryRuleOfTheKit(t *testing.T) {
@@ -116,19 +92,15 @@ func TestKitLeavesTheUsersItFindsAlone(t *testing.T) {
 	wantEveryRuleMet(t, runKit(t, service))
 }
 
-// wantEveryRuleMet fails the test for each rule of the report that failed outside the baseline,
-// was skipped, or passed though the baseline says it fails.
+// wantEveryRuleMet fails the test for each rule of the report that failed or was skipped.
 func wantEveryRuleMet(t *testing.T, report *kit.Report) {
 	t.Helper()
-	known := baseline(t)
 	for _, r := range report.Results {
-		switch {
-		case r.Status == kit.Failed && !r.Known:
+		switch r.Status {
+		case kit.Failed:
 			t.Errorf("%s: %s\n  expected %s\n  got      %s\n  %s", r.Rule.ID, r.Rule.Requirement, r.Expected, r.Got, r.Exchange.Curl())
-		case r.Status == kit.Skipped:
+		case kit.Skipped:
 			t.Errorf("%s was skipped: %s", r.Rule.ID, r.Reason)
-		case r.Status == kit.Passed && known[r.Rule.ID]:
-			t.Errorf("%s passes: remove it from %s", r.Rule.ID, knownFailures)
 		}
 	}
 	if len(report.Results) != len(kit.Rules()) {
@@ -149,23 +121,17 @@ func TestKitFindsExactlyTheRulesAServerBreaks(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			report := runKit(t, b.wrap(serviceForKit(t)))
-			var failed, skipped, want []string
+			var failed, skipped []string
 			for _, r := range report.Results {
-				switch {
-				case r.Status == kit.Failed && !r.Known:
+				switch r.Status {
+				case kit.Failed:
 					failed = append(failed, r.Rule.ID)
-				case r.Status == kit.Skipped:
+				case kit.Skipped:
 					skipped = append(skipped, r.Rule.ID)
 				}
 			}
-			known := baseline(t)
-			for _, id := range b.fails {
-				if !known[id] { // a known failure fails either way
-					want = append(want, id)
-				}
-			}
-			if !slices.Equal(failed, want) {
-				t.Errorf("failed: %q\nwant:   %q", failed, want)
+			if !slices.Equal(failed, b.fails) {
+				t.Errorf("failed: %q\nwant:   %q", failed, b.fails)
 			}
 			if !slices.Equal(skipped, b.skips) {
 				t.Errorf("skipped: %q\nwant:    %q", skipped, b.skips)
@@ -175,7 +141,7 @@ func TestKitFindsExactlyTheRulesAServerBreaks(t *testing.T) {
 }
 
 // breakages are the broken servers the kit must catch, each the service behind one small
-// middleware. Rules of the baseline are listed where they will fail once the service meets them.
+// middleware, with the rules it must fail, in the kit's order.
 func breakages() []breakage {
 	userPath := regexp.MustCompile(`^/api/users/[0-9]+$`)
 	total := regexp.MustCompile(`"total":([0-9]+)`)
