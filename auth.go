@@ -86,13 +86,13 @@ const alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 var (
 	errNoToken = &apiError{status: http.StatusUnauthorized,
 		message: "this API needs a bearer token: send Authorization: Bearer <token>",
-		header:  http.Header{"Www-Authenticate": {`Bearer realm="users"`}}}
+		header:  headerWith("WWW-Authenticate", `Bearer realm="users"`)}
 	errInvalidToken = &apiError{status: http.StatusUnauthorized,
 		message: "the bearer token is malformed or unknown",
-		header:  http.Header{"Www-Authenticate": {`Bearer realm="users", error="invalid_token"`}}}
+		header:  headerWith("WWW-Authenticate", `Bearer realm="users", error="invalid_token"`)}
 	errReadOnly = &apiError{status: http.StatusForbidden,
 		message: "this token may only read: changing users needs a token with the write role",
-		header:  http.Header{"Www-Authenticate": {`Bearer realm="users", error="insufficient_scope"`}}}
+		header:  headerWith("WWW-Authenticate", `Bearer realm="users", error="insufficient_scope"`)}
 )
 
 // authenticate finds the role of the request's bearer token (RFC 6750 §2.1).

@@ -865,3 +865,49 @@ func failingCommit(s *testServer) {
 func brokenJournal(s *testServer) {
 	s.journalOn(diskFile(func(p []byte) (int, error) { return len(p), nil })).failed.Store(true)
 }
+
+// A write that fails on the disk fails the changes whose writes were in it, and only those: a
+// change the batch refused keeps its own answer.
+func TestFailedWriteFailsOnlyTheChangesItHeld(t *testing.T) {
+	d := openDurableServer(t, filepath.Join(t.TempDir(), "users.jsonl"))
+	d.create(t, "Ann", "ann@example.com")
+	d.useFile(func(file *os.File) journalFile { return &failingFile{File: file, failWrite: true} })
+	pending := []*pendingChange{
+		{change: createChange("Bob", "bob@example.com")},
+		{change: deleteChange(99)},
+		{change: createChange("Another Ann", "ANN@example.com")},
+	}
+	d.store.writeMu.Lock()
+	d.store.writeBatch(pending)
+	d.store.writeMu.Unlock()
+	for i, want := range []error{errJournalBroken, errUserNotFound, errEmailTaken} {
+		if !errors.Is(pending[i].err, want) || !pending[i].done {
+			t.Errorf("change %d: %v (done %v), want %v", i+1, pending[i].err, pending[i].done, want)
+		}
+	}
+}
+
+// A writer that panics (a bug) leaves no change it took without an answer, and none with a
+// success it never had: each is a 500, and the next writer goes on.
+func TestAWriterThatPanicsAnswersEveryChangeItTook(t *testing.T) {
+	s := newTestServer(t)
+	s.journalOn(diskFile(func([]byte) (int, error) { panic("the disk is on fire") }))
+	pending := []*pendingChange{{change: createChange("Ann", "ann@example.com")}, {change: createChange("Bob", "bob@example.com")}}
+	func() {
+		defer func() { recover() }()
+		s.store.writeMu.Lock()
+		defer s.store.writeMu.Unlock()
+		for _, p := range pending {
+			s.store.queue <- p
+		}
+		s.store.writeQueued()
+	}()
+	for i, p := range pending {
+		if !p.done || !errors.Is(p.err, errInternal) {
+			t.Errorf("change %d: done %v, error %v; want a 500", i+1, p.done, p.err)
+		}
+	}
+	if users, _ := s.store.allUsers(); len(users) != 0 {
+		t.Errorf("the store holds %v after the panic, want nothing published", users)
+	}
+}

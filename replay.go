@@ -33,10 +33,11 @@ func (j *journal) open(s *userStore) (err error) {
 		unlock()
 		return err
 	}
+	j.file, j.unlock = file, unlock
 	defer func() {
-		if err != nil {
-			file.Close()
-			unlock()
+		if err != nil { // the file now, which a compaction may have replaced
+			j.file.Close()
+			j.unlock()
 		}
 	}()
 	goodSize, err := replay(file, j.path, s)
@@ -57,7 +58,7 @@ func (j *journal) open(s *userStore) (err error) {
 		}
 	}
 	os.Remove(j.path + ".compacting") // what a crash during a compaction may have left
-	j.file, j.unlock, j.size = file, unlock, goodSize
+	j.size = goodSize
 	j.live = int64(len(j.compacted(s)))
 	if err := j.compactWhenDue(s); err != nil { // a journal that cannot be compacted stops the start
 		return fmt.Errorf("compacting %s: %w", j.path, err)
@@ -88,20 +89,20 @@ func (j *journal) openFile() (*os.File, error) {
 // stops the start: better than serving data that is not what was acknowledged.
 func replay(file io.Reader, path string, s *userStore) (goodSize int64, err error) {
 	reader := bufio.NewReaderSize(file, 1<<20)
-	var newestID int64 // the largest id a put has created so far
-	for line := 1; ; line++ {
+	r := &replayer{store: s}
+	for r.line = 1; ; r.line++ {
 		text, err := reader.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
 			if !isTornTail(text) {
-				return goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, line)
+				return goodSize, fmt.Errorf("%s:%d: this is not a journal, so the server will not start", path, r.line)
 			}
 			return goodSize, nil
 		}
 		if err != nil {
 			return goodSize, err
 		}
-		if err := replayRecord(text, s, line == 1, &newestID); err != nil {
-			return goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, line, err)
+		if err := r.apply(text); err != nil {
+			return goodSize, fmt.Errorf("%s:%d: the journal is damaged, so the server will not start: %v", path, r.line, err)
 		}
 		goodSize += int64(len(text))
 	}
@@ -116,19 +117,23 @@ func isTornTail(tail []byte) bool {
 	return bytes.HasPrefix(tail, prefix) || bytes.HasPrefix(prefix, tail)
 }
 
-// replayRecord applies one line, checking that this service could have written it.
-func replayRecord(line []byte, s *userStore, first bool, newestID *int64) error {
-	var r record
-	decoder := json.NewDecoder(bytes.NewReader(line))
-	decoder.DisallowUnknownFields()
-	if err := decoder.Decode(&r); err != nil {
+// A replayer applies the lines of a journal to a store, one at a time, checking that this service
+// could have written each.
+type replayer struct {
+	store    *userStore
+	line     int   // the number of the line being replayed, from 1
+	newestID int64 // the largest id a put has created so far
+}
+
+// apply applies one line.
+func (rp *replayer) apply(line []byte) error {
+	r, err := decodeRecord(line)
+	if err != nil {
 		return fmt.Errorf("not a journal record: %v", err)
 	}
-	if _, err := decoder.Token(); err != io.EOF {
-		return errors.New("not a journal record: something follows the JSON object")
-	}
+	s := rp.store
 	switch {
-	case r.Op == "next_id" && !first:
+	case r.Op == "next_id" && rp.line != 1:
 		return errors.New("next_id may only be the first record (compaction writes it there)")
 	case r.Op == "next_id" && (r.ID == 0 || r.ID > math.MaxInt64+1):
 		return fmt.Errorf("next_id must be from 1 to %d", uint64(math.MaxInt64)+1)
@@ -150,7 +155,7 @@ func replayRecord(line []byte, s *userStore, first bool, newestID *int64) error 
 		return fmt.Errorf("unknown op %q", r.Op)
 	case r.Name == nil || r.Email == nil:
 		return errors.New("a put needs name and email")
-	case !existed && (id <= *newestID || id-1 > s.lastGivenID()):
+	case !existed && (id <= rp.newestID || id-1 > s.lastGivenID()):
 		return fmt.Errorf("user %d is created out of order: ids are given once, in increasing order", id)
 	}
 	name, problem := bodyField{given: true, text: *r.Name}.check("name", required, nameRule)
@@ -165,8 +170,40 @@ func replayRecord(line []byte, s *userStore, first bool, newestID *int64) error 
 	if existed {
 		w.before = &before
 	} else {
-		*newestID = id
+		rp.newestID = id
 	}
 	s.publish([]write{w})
 	return nil
+}
+
+// decodeRecord reads a line as one record, and refuses what encoding/json would let through
+// quietly: a member whose name differs but in case, which it matches to a field, and a member
+// given twice, whose last value it keeps.
+func decodeRecord(line []byte) (record, error) {
+	var r record
+	decoder := json.NewDecoder(bytes.NewReader(line))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&r); err != nil {
+		return r, err
+	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return r, errors.New("something follows the JSON object")
+	}
+	members := json.NewDecoder(bytes.NewReader(line))
+	members.Token() // the object's opening brace: the object decoded above
+	seen := map[string]bool{}
+	for members.More() {
+		token, _ := members.Token()
+		name, _ := token.(string)
+		switch {
+		case name != "op" && name != "id" && name != "name" && name != "email":
+			return r, fmt.Errorf("unknown field %q: a record has op, id, name and email", name)
+		case seen[name]:
+			return r, fmt.Errorf("the member %q appears twice", name)
+		}
+		seen[name] = true
+		var value json.RawMessage
+		members.Decode(&value)
+	}
+	return r, nil
 }

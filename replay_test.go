@@ -186,6 +186,8 @@ var damagedJournals = []struct {
 	{"an id beyond 2^63-1", `{"op":"put","id":9223372036854775808,"name":"Ann","email":"ann@example.com"}` + "\n", 1},
 	{"a next_id beyond 2^63", `{"op":"next_id","id":9223372036854775809}` + "\n", 1},
 	{"a next_id of zero", `{"op":"next_id","id":0}` + "\n", 1},
+	{"a member name in another case", `{"op":"put","ID":1,"name":"Ann","email":"ann@example.com"}` + "\n", 1},
+	{"a member given twice", `{"op":"put","id":1,"name":"Ann","email":"ann@example.com","email":"bob@example.com"}` + "\n", 1},
 }
 
 func TestJournalRefusesADamagedFileAndLeavesItAsItWas(t *testing.T) {

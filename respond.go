@@ -54,6 +54,14 @@ func (problems fieldProblems) MarshalJSON() ([]byte, error) {
 
 func (e *apiError) Error() string { return e.message }
 
+// headerWith returns a header holding one field, its name as net/http writes it.
+func headerWith(name, value string) http.Header {
+	h := http.Header{}
+	h.Set(name, value)
+	return h
+}
+
+// newError returns the error of a status with a message and no headers.
 func newError(status int, message string) *apiError {
 	return &apiError{status: status, message: message}
 }
@@ -108,7 +116,7 @@ func writeBody(w http.ResponseWriter, status int, contentType string, body []byt
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
-		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		log.Error("request failed", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path, "error", err)
 		e = errInternal
 	}
 	for _, name := range []string{"ETag", "Location", "Content-Location", "Link"} {

@@ -148,9 +148,15 @@ var errStoreClosed = errors.New("the store is closed: the server has stopped")
 // A pendingChange is a change in the queue; the writer of its batch fills in the outcome.
 type pendingChange struct {
 	change change
-	user   user // the user the change leaves
-	err    error
-	done   bool // guarded by writeMu
+	outcome
+	done bool // the outcome is in; guarded by writeMu
+}
+
+// An outcome is what a change comes to: the user it leaves, or why it was refused or did not
+// reach the disk.
+type outcome struct {
+	user user
+	err  error
 }
 
 // commit makes one change: it is judged, made durable when there is a journal, then published,
@@ -178,9 +184,9 @@ func (s *userStore) writeQueued() {
 	for len(s.queue) > 0 {
 		pending = append(pending, <-s.queue)
 	}
-	for _, p := range pending {
-		p.done = true
-	}
+	// Should a writer panic (a bug), no change it took is left without an answer, let alone a
+	// success it never had: each is a 500.
+	defer failUnanswered(pending)
 	if s.closed {
 		failAll(pending, errStoreClosed)
 		return
@@ -201,34 +207,56 @@ func (c change) judgesCollection() bool { return c.op == opCreate && c.condition
 // failAll answers every pending change with err.
 func failAll(pending []*pendingChange, err error) {
 	for _, p := range pending {
-		p.user, p.err = user{}, err
+		p.outcome, p.done = outcome{err: err}, true
+	}
+}
+
+// failUnanswered answers with a 500 every pending change that has no outcome yet.
+func failUnanswered(pending []*pendingChange) {
+	for _, p := range pending {
+		if !p.done {
+			p.outcome, p.done = outcome{err: errInternal}, true
+		}
 	}
 }
 
 // writeBatch judges each change after the ones before it, appends the batch's writes to the
-// journal, publishes them, and compacts the journal when it is due. The caller holds writeMu.
+// journal, publishes them, and compacts the journal when it is due. A change's outcome is given
+// only then, once its write is durable. The caller holds writeMu.
 func (s *userStore) writeBatch(pending []*pendingChange) {
 	if s.broken() {
 		failAll(pending, errJournalBroken)
 		return
 	}
 	b := s.newBatch()
-	for _, p := range pending {
-		p.user, p.err = b.judge(p.change)
+	outcomes := make([]outcome, len(pending))
+	for i, p := range pending {
+		outcomes[i].user, outcomes[i].err = b.judge(p.change)
 	}
-	if len(b.writes) == 0 {
-		return
-	}
-	if s.journal != nil {
-		if err := s.journal.append(b.writes); err != nil {
-			failAll(pending, err) // whether the batch reached the disk is unknown: 500
-			return
+	switch err := s.persist(b.writes); {
+	case err != nil:
+		for i := range outcomes {
+			if outcomes[i].err == nil { // whether its write reached the disk is unknown: 500
+				outcomes[i] = outcome{err: err}
+			}
+		}
+	case len(b.writes) > 0:
+		s.publish(b.writes)
+		if s.journal != nil {
+			s.journal.compactWhenDue(s) // a failure is logged, and the old file stays in use
 		}
 	}
-	s.publish(b.writes)
-	if s.journal != nil {
-		s.journal.compactWhenDue(s) // a failure is logged, and the old file stays in use
+	for i, p := range pending {
+		p.outcome, p.done = outcomes[i], true
 	}
+}
+
+// persist makes writes durable: appended to the journal, when there is one.
+func (s *userStore) persist(writes []write) error {
+	if s.journal == nil || len(writes) == 0 {
+		return nil
+	}
+	return s.journal.append(writes)
 }
 
 // A write is a change judged valid: the user before and after it, nil where there is none

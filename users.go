@@ -3,6 +3,8 @@ package main
 import (
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -255,7 +257,7 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) error {
 func methodNotAllowed(allow []string) handlerFunc {
 	methods := strings.Join(allow, ", ")
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusMethodNotAllowed, header: http.Header{"Allow": {methods}},
+		return &apiError{status: http.StatusMethodNotAllowed, header: headerWith("Allow", methods),
 			message: "this path does not take the method " + quoteForMessage(r.Method) + ": it takes " + methods}
 	}
 }
@@ -265,14 +267,22 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }
 
-// rejectQuery refuses a query string on a route that takes none: only the list takes one.
+// rejectQuery refuses a query on a route that takes none: only the list takes one. It names the
+// first parameter as the list's parser reads them, or the query itself when it holds none.
 func rejectQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil
 	}
-	name, _, _ := strings.Cut(r.URL.RawQuery, "=")
-	name, _, _ = strings.Cut(name, "&")
-	return badRequest("this request takes no query parameters, but the query has " + quoteForMessage(name) +
+	what := r.URL.RawQuery
+	if values, err := url.ParseQuery(r.URL.RawQuery); err == nil && len(values) > 0 {
+		names := make([]string, 0, len(values))
+		for name := range values {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		what = names[0]
+	}
+	return badRequest("this request takes no query parameters, but the query has " + quoteForMessage(what) +
 		": only the list (GET /api/users) takes page, per_page, q, email and sort")
 }
 

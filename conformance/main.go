@@ -26,7 +26,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Once the first signal has come, stop gives the signals back their default handling, so a
+	// second Ctrl-C ends the kit at once, its clean-up of the users it made left undone.
+	context.AfterFunc(ctx, stop)
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
