@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	logger := newLogger(cfg.logFormat, stderr)
-	tokenSet, writeToken, readToken, err := loadTokens(cfg.tokens)
+	tokenSet, generated, err := loadTokens(cfg.tokens)
 	if err != nil {
 		return usageError{err}
 	}
@@ -83,8 +83,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer listener.Close()
 	baseURL := serverURL(https, listener.Addr())
-	if writeToken != "" {
-		printTokenNotice(stderr, logger, cfg.logFormat, writeToken, readToken, curlCommand(https, baseURL, readToken))
+	if generated != nil {
+		printTokenNotice(stderr, logger, cfg.logFormat, generated, curlCommand(https, baseURL, generated.read))
 	}
 
 	store := newUserStore()
@@ -228,24 +228,28 @@ func isListenAddress(addr string) bool {
 	return err == nil && convErr == nil && n >= 0 && n <= 65535
 }
 
-// loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits, to be shown once.
-func loadTokens(value string) (t tokens, writeToken, readToken string, err error) {
-	if strings.TrimSpace(value) == "" {
-		writeToken, readToken = randomHex(16), randomHex(16)
-		value = writeToken + ":write," + readToken + ":read"
+// generatedTokens are the tokens the server makes when USERS_TOKENS is not set, to be shown once.
+type generatedTokens struct{ write, read string }
+
+// loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits and returns them too.
+func loadTokens(value string) (tokens, *generatedTokens, error) {
+	if strings.TrimSpace(value) != "" {
+		t, err := parseTokens(value)
+		return t, nil, err
 	}
-	t, err = parseTokens(value)
-	return t, writeToken, readToken, err
+	generated := &generatedTokens{write: randomHex(16), read: randomHex(16)}
+	t, err := parseTokens(generated.write + ":write," + generated.read + ":read")
+	return t, generated, err
 }
 
 // printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.
-func printTokenNotice(stderr io.Writer, logger *slog.Logger, format, writeToken, readToken, curl string) {
+func printTokenNotice(stderr io.Writer, logger *slog.Logger, format string, generated *generatedTokens, curl string) {
 	if format == "json" {
-		logger.Info("no USERS_TOKENS set: generated tokens for this run", "write_token", writeToken, "read_token", readToken, "curl", curl)
+		logger.Info("no USERS_TOKENS set: generated tokens for this run", "write_token", generated.write, "read_token", generated.read, "curl", curl)
 		return
 	}
 	fmt.Fprintf(stderr, "No USERS_TOKENS set, so this run made two tokens. They are shown only here.\n"+
-		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", writeToken, readToken, curl)
+		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", generated.write, generated.read, curl)
 }
 
 // newLogger is log/slog's own text or JSON handler: no handler of our own.
