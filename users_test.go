@@ -128,13 +128,6 @@ func withAnnAndBob(t testing.TB) *testServer {
 	return ts
 }
 
-// serve sends a request built by the caller, for what do cannot express (an unknown length).
-func (s *testServer) serve(r *http.Request) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
-	s.handler.ServeHTTP(w, r)
-	return w
-}
-
 // logTo sends the server's log, as JSON records, to a buffer the test can read.
 func (s *testServer) logTo() *syncLog {
 	buffer := &syncLog{}
