@@ -44,16 +44,6 @@ func idsOf(users []user) []int64 {
 	return list
 }
 
-// withUsers is a server holding n users, named "User 1" to "User n" with ids 1 to n.
-func withUsers(t *testing.T, n int) *testServer {
-	t.Helper()
-	ts := newTestServer(t)
-	for i := 1; i <= n; i++ {
-		ts.create(t, fmt.Sprint("User ", i), fmt.Sprintf("user%d@example.com", i))
-	}
-	return ts
-}
-
 // parsed is a list query that parseListQuery takes, failing the test if it does not.
 func parsed(t *testing.T, rawQuery string) listQuery {
 	t.Helper()

@@ -41,6 +41,13 @@ func withIfMatch(c change, ifMatch string) change {
 	return c
 }
 
+// withIfNoneMatch is c with an If-None-Match header.
+func withIfNoneMatch(c change, ifNoneMatch string) change {
+	tags := parseTagList(ifNoneMatch)
+	c.conditions.ifNoneMatch = &tags
+	return c
+}
+
 // storeWithAnnAndBob returns a store holding Ann (1) and Bob (2); id 3 was created and deleted, so
 // the next id is 4.
 func storeWithAnnAndBob(t *testing.T) *userStore {
@@ -556,5 +563,64 @@ func TestConditionalCreateIsJudgedAfterTheChangesQueuedBeforeIt(t *testing.T) {
 	}
 	if got, want := publishedUsers(s), []user{ann, bob, carol, {5, "Eve", "eve@example.com"}}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("published %v, want %v", got, want)
+	}
+}
+
+// The lost update, avoided: two clients read the same user; the second write, sent with the ETag
+// both read, fails instead of silently undoing the first.
+func TestIfMatchStopsALostUpdate(t *testing.T) {
+	s := storeWithAnnAndBob(t)
+	read, _ := s.get(1)
+	etag := entityTag(marshal(read))
+	first, err := s.commit(withIfMatch(patchName(1, "Ann Lee"), etag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.commit(withIfMatch(patchName(1, "Ann Smith"), etag)); !errors.Is(err, errIfMatchFailed) {
+		t.Errorf("the second write: %v, want %v", err, errIfMatchFailed)
+	}
+	if got, _ := s.get(1); got != first {
+		t.Errorf("the user is %+v, want the first client's write %+v", got, first)
+	}
+}
+
+// The target of a create is the collection, whose ETag is that of the whole list: it always
+// exists, so If-None-Match: * fails, and If-Match with the list's ETag creates the user only if
+// the collection has not changed since the client read it.
+func TestPreconditionsOfACreateAreJudgedAgainstTheWholeList(t *testing.T) {
+	s := storeWithAnnAndBob(t)
+	listTag := func() string { return s.encodedWholeList().etag }
+	read := listTag()
+	pageTag := s.list(listQuery{paged: true, page: 1, perPage: 1, sort: "id"}).etag
+	for _, refused := range []struct {
+		change change
+		want   error
+	}{
+		{withIfNoneMatch(createChange("Nobody", "nobody@example.com"), "*"), errIfNoneMatchFailed},
+		{withIfNoneMatch(createChange("Nobody", "nobody@example.com"), read), errIfNoneMatchFailed},
+		{withIfMatch(createChange("Nobody", "nobody@example.com"), pageTag), errIfMatchFailed},
+	} {
+		if _, err := s.commit(refused.change); !errors.Is(err, refused.want) {
+			t.Errorf("%+v: %v, want %v", refused.change.conditions, err, refused.want)
+		}
+	}
+	if listTag() != read {
+		t.Fatal("a create that failed its precondition changed the collection")
+	}
+	for _, step := range []struct {
+		change change
+		want   error
+	}{
+		{withIfMatch(createChange("Carol", "carol@example.com"), read), nil},
+		{withIfMatch(createChange("Dan", "dan@example.com"), read), errIfMatchFailed}, // Carol changed it
+		{withIfMatch(createChange("Eve", "eve@example.com"), "*"), nil},
+		{withIfNoneMatch(createChange("Fay", "fay@example.com"), read), nil},
+	} {
+		if _, err := s.commit(step.change); !errors.Is(err, step.want) {
+			t.Errorf("creating %s with %+v: %v, want %v", *step.change.fields.name, step.change.conditions, err, step.want)
+		}
+	}
+	if _, err := s.commit(withIfMatch(createChange("Dan", "dan@example.com"), listTag())); err != nil {
+		t.Errorf("creating Dan with the current list's ETag: %v", err)
 	}
 }
