@@ -273,28 +273,6 @@ func wantNoBody(t testing.TB, w *httptest.ResponseRecorder) {
 	}
 }
 
-// topLevelKeys returns the member names of a JSON object, in the order they were sent.
-func topLevelKeys(t testing.TB, body []byte) []string {
-	t.Helper()
-	decoder := json.NewDecoder(bytes.NewReader(body))
-	if token, err := decoder.Token(); err != nil || token != json.Delim('{') {
-		t.Fatalf("%s is not a JSON object", body)
-	}
-	var keys []string
-	for decoder.More() {
-		key, err := decoder.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, key.(string))
-		var value json.RawMessage
-		if err := decoder.Decode(&value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys
-}
-
 // The route table (docs/api.md, "Routes"): a path's Allow is its methods, HEAD after GET, as
 // ServeMux lets GET serve HEAD, and OPTIONS last (RFC 9110 §10.2.1). The 405s and OPTIONS take it
 // from here.
@@ -468,74 +446,13 @@ func TestAnIDNotCanonicalIs404BeforeTheRoleIsJudged(t *testing.T) {
 	}
 }
 
-// exchange is one request and the status it must get, on a fresh server holding Ann (1) and Bob
-// (2).
-type exchange struct {
-	name    string
-	method  string
-	path    string
-	body    string
-	headers []string
-	setup   func(s *testServer) // makes the server fail, for 500 and 503
-	status  int
-}
-
-func (e exchange) send(t *testing.T) *httptest.ResponseRecorder {
-	t.Helper()
-	ts := withAnnAndBob(t)
-	if e.setup != nil {
-		e.setup(ts)
-		ts.build()
-	}
-	w := ts.do(e.method, e.path, e.body, e.headers...)
-	wantStatus(t, w, e.status)
-	return w
-}
-
-// anAnswerOfEachKind lists a request for every status the service sends (docs/api.md, "Responses").
-func anAnswerOfEachKind(t *testing.T) []exchange {
-	probe := withAnnAndBob(t)
-	userETag := probe.do("GET", "/api/users/1", "", asReader...).Header().Get("ETag")
-	listETag := probe.do("GET", "/api/users", "", asReader...).Header().Get("ETag")
-	writeJSON := join(asWriter, asJSON)
-	return []exchange{
-		{name: "GET of a user", method: "GET", path: "/api/users/1", headers: asReader, status: 200},
-		{name: "HEAD of a user", method: "HEAD", path: "/api/users/1", headers: asReader, status: 200},
-		{name: "GET of the list", method: "GET", path: "/api/users", headers: asReader, status: 200},
-		{name: "GET of a page", method: "GET", path: "/api/users?page=1&per_page=1", headers: asReader, status: 200},
-		{name: "HEAD of the list", method: "HEAD", path: "/api/users", headers: asReader, status: 200},
-		{name: "POST", method: "POST", path: "/api/users", body: userJSON("Carol", "carol@example.com"), headers: writeJSON, status: 201},
-		{name: "PUT", method: "PUT", path: "/api/users/1", body: userJSON("Ann", "ann@example.com"), headers: writeJSON, status: 200},
-		{name: "PATCH", method: "PATCH", path: "/api/users/1", body: `{"name":"Ann Lee"}`, headers: writeJSON, status: 200},
-		{name: "DELETE", method: "DELETE", path: "/api/users/1", headers: asWriter, status: 204},
-		{name: "OPTIONS of the collection", method: "OPTIONS", path: "/api/users", status: 204},
-		{name: "OPTIONS of a user", method: "OPTIONS", path: "/api/users/1", headers: asReader, status: 204},
-		{name: "GET of a user not modified", method: "GET", path: "/api/users/1", headers: join(asReader, []string{"If-None-Match", userETag}), status: 304},
-		{name: "HEAD of a user not modified", method: "HEAD", path: "/api/users/1", headers: join(asReader, []string{"If-None-Match", userETag}), status: 304},
-		{name: "GET of the list not modified", method: "GET", path: "/api/users", headers: join(asReader, []string{"If-None-Match", listETag}), status: 304},
-		{name: "bad body", method: "POST", path: "/api/users", body: `{"name":""}`, headers: writeJSON, status: 400},
-		{name: "bad query", method: "GET", path: "/api/users?page=0", headers: asReader, status: 400},
-		{name: "no token", method: "GET", path: "/api/users", status: 401},
-		{name: "unknown token", method: "GET", path: "/api/users", headers: []string{"Authorization", "Bearer nope"}, status: 401},
-		{name: "read token writing", method: "DELETE", path: "/api/users/1", headers: asReader, status: 403},
-		{name: "missing user", method: "GET", path: "/api/users/9", headers: asReader, status: 404},
-		{name: "unknown /api/ path", method: "GET", path: "/api/products", headers: asReader, status: 404},
-		{name: "method not allowed", method: "DELETE", path: "/api/users", headers: asWriter, status: 405},
-		{name: "e-mail taken", method: "POST", path: "/api/users", body: userJSON("Ann", "ann@example.com"), headers: writeJSON, status: 409},
-		{name: "stale If-Match", method: "DELETE", path: "/api/users/1", headers: join(asWriter, []string{"If-Match", `"stale"`}), status: 412},
-		{name: "body too large", method: "POST", path: "/api/users", body: strings.Repeat(" ", oneMiB+1), headers: writeJSON, status: 413},
-		{name: "not JSON", method: "POST", path: "/api/users", body: "name=Carol", headers: join(asWriter, []string{"Content-Type", "application/x-www-form-urlencoded"}), status: 415},
-		{name: "a write that fails", method: "POST", path: "/api/users", body: userJSON("Carol", "carol@example.com"), headers: writeJSON, setup: failingCommit, status: 500},
-		{name: "healthz", method: "GET", path: "/healthz", status: 200},
-		{name: "healthz of a broken journal", method: "GET", path: "/healthz", setup: brokenJournal, status: 503},
-		{name: "unknown path outside /api/", method: "GET", path: "/nowhere", status: 404},
-		{name: "method not allowed outside /api/", method: "DELETE", path: "/healthz", status: 405},
-	}
-}
-
 func TestEvery4xxLeavesTheStoreExactlyAsItWas(t *testing.T) {
 	writeJSON := join(asWriter, asJSON)
-	tests := []exchange{
+	tests := []struct {
+		name, method, path, body string
+		headers                  []string
+		status                   int
+	}{
 		{name: "400 bad POST body", method: "POST", path: "/api/users", body: `{"name":"Carol","email":"carol"}`, headers: writeJSON, status: 400},
 		{name: "400 POST with an id", method: "POST", path: "/api/users", body: `{"id":3,"name":"Carol","email":"carol@example.com"}`, headers: writeJSON, status: 400},
 		{name: "400 POST with a query", method: "POST", path: "/api/users?x=1", body: userJSON("Carol", "carol@example.com"), headers: writeJSON, status: 400},
