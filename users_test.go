@@ -446,6 +446,8 @@ func TestAnIDNotCanonicalIs404BeforeTheRoleIsJudged(t *testing.T) {
 	}
 }
 
+// A refused request leaves the store exactly as it was: its users, the list's ETag, and the next
+// id, which no client sees until the next create, so the kit cannot check it.
 func TestEvery4xxLeavesTheStoreExactlyAsItWas(t *testing.T) {
 	writeJSON := join(asWriter, asJSON)
 	tests := []struct {
