@@ -1,444 +1,511 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 )
 
 // The rules of body.go: a request body's media type, size, JSON and field rules (docs/api.md,
-// "Request bodies").
+// "Request bodies"), proved on readJSONBody, readUserBody, decodeUserBody and the rules of each
+// method: newUser, replacement and patch.
 
 const oneMiB = 1 << 20 // 1,048,576 bytes: the largest body the API reads
 
-func TestContentTypeIsJudgedFirst(t *testing.T) {
-	valid := userJSON("Carol", "carol@example.com")
+// bodyRequest is a request with this body and these header pairs; an unknown length is sent as a
+// chunked body is, without Content-Length.
+func bodyRequest(method, target, body string, unknownLength bool, headers ...string) *http.Request {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if unknownLength {
+		r.ContentLength = -1
+		r.Body = io.NopCloser(strings.NewReader(body))
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Add(headers[i], headers[i+1])
+	}
+	return r
+}
+
+// decoded is a body as decodeUserBody reads it, failing the test if it cannot.
+func decoded(t *testing.T, body string) userBody {
+	t.Helper()
+	u, err := decodeUserBody([]byte(body))
+	if err != nil {
+		t.Fatalf("decodeUserBody(%s): %v", body, err)
+	}
+	return u
+}
+
+// describe writes the fields a write sets, "kept" for one it leaves as stored.
+func describe(f userFields) string {
+	show := func(s *string) string {
+		if s == nil {
+			return "kept"
+		}
+		return strconv.Quote(*s)
+	}
+	return "name " + show(f.name) + ", email " + show(f.email)
+}
+
+// wantProblems checks that err is the 400 of these field problems: each in fields, in this order,
+// and all of them in the message, joined in the same order.
+func wantProblems(t *testing.T, err error, problems ...fieldProblem) {
+	t.Helper()
+	sentences := make([]string, len(problems))
+	for i, p := range problems {
+		sentences[i] = p.problem
+	}
+	wantAPIError(t, err, http.StatusBadRequest, strings.Join(sentences, "; "), problems...)
+}
+
+// Each method names the media types it takes: POST and PUT application/json, PATCH also
+// application/merge-patch+json (RFC 7396), in any case, with charset utf-8 or none. Anything else
+// is 415, which names what the method takes, in Accept-Post for POST and Accept-Patch for PATCH.
+func TestBodyInAMediaTypeTheMethodDoesNotTakeIs415(t *testing.T) {
+	const (
+		asJSON      = "send the body as JSON, with Content-Type: application/json"
+		asJSONPatch = "send the body as JSON, with Content-Type: application/json or application/merge-patch+json"
+	)
 	tests := []struct {
-		name         string
-		method, path string
-		contentType  []string // nil: no Content-Type header
-		want         int
-		acceptHeader string // the header that names what the method takes, "" for PUT
+		method      string
+		contentType []string // each is one Content-Type line; nil: no Content-Type
+		refusal     string   // "" when the body is taken
 	}{
-		{"POST without Content-Type", "POST", "/api/users", nil, 415, "Accept-Post"},
-		{"POST text/plain", "POST", "/api/users", []string{"text/plain"}, 415, "Accept-Post"},
-		{"POST text/json", "POST", "/api/users", []string{"text/json"}, 415, "Accept-Post"},
-		{"POST a malformed media type", "POST", "/api/users", []string{"application/json;;"}, 415, "Accept-Post"},
-		{"POST charset latin1", "POST", "/api/users", []string{"application/json; charset=iso-8859-1"}, 415, "Accept-Post"},
-		{"POST charset utf-16", "POST", "/api/users", []string{"application/json; charset=utf-16"}, 415, "Accept-Post"},
-		{"POST merge-patch is only for PATCH", "POST", "/api/users", []string{"application/merge-patch+json"}, 415, "Accept-Post"},
-		{"POST application/json", "POST", "/api/users", []string{"application/json"}, 201, ""},
-		{"POST media types compare case-insensitively", "POST", "/api/users", []string{"Application/JSON"}, 201, ""},
-		{"POST charset utf-8", "POST", "/api/users", []string{"application/json; charset=utf-8"}, 201, ""},
-		{"POST charset UTF-8 quoted", "POST", "/api/users", []string{`application/json; charset="UTF-8"`}, 201, ""},
-		{"PUT text/plain", "PUT", "/api/users/1", []string{"text/plain"}, 415, ""},
-		{"PUT merge-patch", "PUT", "/api/users/1", []string{"application/merge-patch+json"}, 415, ""},
-		{"PUT charset latin1", "PUT", "/api/users/1", []string{"application/json; charset=latin1"}, 415, ""},
-		{"PUT application/json", "PUT", "/api/users/1", []string{"application/json"}, 200, ""},
-		{"PATCH text/plain", "PATCH", "/api/users/1", []string{"text/plain"}, 415, "Accept-Patch"},
-		{"PATCH without Content-Type", "PATCH", "/api/users/1", nil, 415, "Accept-Patch"},
-		{"PATCH charset latin1", "PATCH", "/api/users/1", []string{"application/merge-patch+json; charset=latin1"}, 415, "Accept-Patch"},
-		{"PATCH application/json", "PATCH", "/api/users/1", []string{"application/json"}, 200, ""},
-		{"PATCH merge-patch", "PATCH", "/api/users/1", []string{"application/merge-patch+json"}, 200, ""},
-		{"PATCH merge-patch utf-8", "PATCH", "/api/users/1", []string{"application/merge-patch+json; charset=utf-8"}, 200, ""},
+		{"POST", []string{"application/json"}, ""},
+		{"POST", []string{"Application/JSON"}, ""},
+		{"POST", []string{"application/json; charset=utf-8"}, ""},
+		{"POST", []string{`application/json; charset="UTF-8"`}, ""},
+		{"POST", nil, asJSON},
+		{"POST", []string{""}, asJSON},
+		{"POST", []string{"text/plain"}, asJSON},
+		{"POST", []string{"text/json"}, asJSON},
+		{"POST", []string{"application/json;;"}, asJSON},
+		{"POST", []string{"application/json; charset=iso-8859-1"}, asJSON},
+		{"POST", []string{"application/json; charset=utf-16"}, asJSON},
+		{"POST", []string{"application/merge-patch+json"}, asJSON},
+		{"PUT", []string{"application/json"}, ""},
+		{"PUT", []string{"text/plain"}, asJSON},
+		{"PUT", []string{"application/merge-patch+json"}, asJSON},
+		{"PUT", []string{"application/json; charset=latin1"}, asJSON},
+		{"PATCH", []string{"application/json"}, ""},
+		{"PATCH", []string{"application/merge-patch+json"}, ""},
+		{"PATCH", []string{"application/merge-patch+json; charset=utf-8"}, ""},
+		{"PATCH", nil, asJSONPatch},
+		{"PATCH", []string{"text/plain"}, asJSONPatch},
+		{"PATCH", []string{"application/json-patch+json"}, asJSONPatch},
+		{"PATCH", []string{"application/merge-patch+json; charset=latin1"}, asJSONPatch},
+	}
+	acceptHeader := map[string][]string{
+		"POST":  {"Accept-Post", "application/json"},
+		"PATCH": {"Accept-Patch", "application/json, application/merge-patch+json"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ts := newTestServer(t)
-			ts.create(t, "Ann", "ann@example.com")
-			headers := asWriter
-			for _, ct := range tt.contentType {
-				headers = join(headers, []string{"Content-Type", ct})
+		t.Run(fmt.Sprint(tt.method, " ", tt.contentType), func(t *testing.T) {
+			body := userJSON("Carol", "carol@example.com")
+			var headers []string
+			for _, line := range tt.contentType {
+				headers = append(headers, "Content-Type", line)
 			}
-			w := ts.do(tt.method, tt.path, valid, headers...)
-			if tt.want != 415 {
-				wantStatus(t, w, tt.want)
+			got, err := readJSONBody(httptest.NewRecorder(), bodyRequest(tt.method, "/api/users/1", body, false, headers...))
+			if tt.refusal == "" {
+				if err != nil || string(got) != body {
+					t.Errorf("read %q, %v; want the body", got, err)
+				}
 				return
 			}
-			wantError(t, w, http.StatusUnsupportedMediaType, "application/json")
-			switch tt.acceptHeader {
-			case "Accept-Post":
-				wantHeaderSet(t, w.Header(), "Accept-Post", "application/json")
-			case "Accept-Patch":
-				wantHeaderSet(t, w.Header(), "Accept-Patch", "application/json", "application/merge-patch+json")
+			e := wantAPIError(t, err, http.StatusUnsupportedMediaType, tt.refusal)
+			if accept, ok := acceptHeader[tt.method]; ok {
+				wantHeader(t, e.header, accept[0], accept[1])
 			}
-			for _, name := range []string{"Accept-Post", "Accept-Patch"} {
-				if name != tt.acceptHeader && w.Header().Get(name) != "" {
-					t.Errorf("%s on a 415 of %s: %q", name, tt.method, w.Header().Get(name))
-				}
+			if len(e.header) != len(acceptHeader[tt.method])/2 {
+				t.Errorf("the 415 of %s carries %v", tt.method, e.header)
 			}
 		})
 	}
 }
 
-// A coded body (gzip, say) is refused like any media type the method does not take: POST still
-// names what it takes in Accept-Post and PATCH in Accept-Patch (docs/api.md, "Request bodies", rule
-// 1).
+// A coded body (gzip, say) is refused like a media type the method does not take: POST still names
+// what it takes in Accept-Post and PATCH in Accept-Patch (docs/api.md, "Request bodies", rule 1).
 func TestBodyWithAContentEncodingIs415(t *testing.T) {
-	tests := []struct {
-		method, path, body string
-		encoding           string
-		acceptHeader       string
-		accepted           []string
+	for _, tt := range []struct {
+		method, contentType, encoding string
+		accept                        []string // the header that names what the method takes, and its value
 	}{
-		{"POST", "/api/users", userJSON("Carol", "carol@example.com"), "gzip", "Accept-Post", []string{"application/json"}},
-		{"PATCH", "/api/users/1", `{"name":"Ann Lee"}`, "br", "Accept-Patch", []string{"application/json", "application/merge-patch+json"}},
-		{"PUT", "/api/users/1", userJSON("Ann Lee", "ann@example.com"), "identity", "", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.encoding, func(t *testing.T) {
-			ts := withAnnAndBob(t)
-			w := ts.do(tt.method, tt.path, tt.body, join(asWriter, asJSON, []string{"Content-Encoding", tt.encoding})...)
-			wantError(t, w, http.StatusUnsupportedMediaType, "Content-Encoding")
-			if tt.acceptHeader != "" {
-				wantHeaderSet(t, w.Header(), tt.acceptHeader, tt.accepted...)
-			}
-		})
+		{"POST", "application/json", "gzip", []string{"Accept-Post", "application/json"}},
+		{"PATCH", "application/merge-patch+json", "br", []string{"Accept-Patch", "application/json, application/merge-patch+json"}},
+		{"PUT", "application/json", "identity", nil},
+	} {
+		r := bodyRequest(tt.method, "/api/users/1", `{"name":"Ann Lee"}`, false, "Content-Type", tt.contentType, "Content-Encoding", tt.encoding)
+		_, err := readJSONBody(httptest.NewRecorder(), r)
+		e := wantAPIError(t, err, http.StatusUnsupportedMediaType, "send the body uncompressed, without a Content-Encoding")
+		if tt.accept != nil {
+			wantHeader(t, e.header, tt.accept[0], tt.accept[1])
+		}
 	}
 }
 
-// The body is read whole before it is judged, so its size decides before its content does.
+// The body is read whole before it is judged, so its size decides before its content does: 1 MiB
+// is read, one byte more is 413, whether its length is declared or not.
 func TestBodyOfExactly1MiBIsReadAndOneByteMoreIs413(t *testing.T) {
-	padded := func(size int, object string) string { return object + strings.Repeat(" ", size-len(object)) }
 	tests := []struct {
 		name          string
-		method, path  string
-		body          string
-		unknownLength bool // sent without Content-Length, as a chunked body is
-		want          int
+		size          int
+		unknownLength bool
+		declared      int64 // a Content-Length that differs from the body's, or 0
+		want          int   // the size read, or 413
 	}{
-		{"POST of exactly 1 MiB", "POST", "/api/users", padded(oneMiB, userJSON("Carol", "carol@example.com")), false, 201},
-		{"POST of exactly 1 MiB, length unknown", "POST", "/api/users", padded(oneMiB, userJSON("Carol", "carol@example.com")), true, 201},
-		{"POST of 1 MiB + 1, valid JSON", "POST", "/api/users", padded(oneMiB+1, userJSON("Carol", "carol@example.com")), false, 413},
-		{"POST of 1 MiB + 1, length unknown", "POST", "/api/users", padded(oneMiB+1, userJSON("Carol", "carol@example.com")), true, 413},
-		{"POST of 1 MiB + 1 that is not JSON", "POST", "/api/users", strings.Repeat("x", oneMiB+1), true, 413},
-		{"POST of 1 MiB + 1 that is broken early", "POST", "/api/users", padded(oneMiB+1, `{"name":`), true, 413},
-		{"PUT of 1 MiB + 1", "PUT", "/api/users/1", padded(oneMiB+1, userJSON("Ann", "ann@example.com")), true, 413},
-		{"PATCH of 1 MiB + 1", "PATCH", "/api/users/1", padded(oneMiB+1, `{"name":"Ann"}`), true, 413},
-		{"PATCH of exactly 1 MiB", "PATCH", "/api/users/1", padded(oneMiB, `{"name":"Ann Lee"}`), true, 200},
+		{"exactly 1 MiB", oneMiB, false, 0, oneMiB},
+		{"exactly 1 MiB, length unknown", oneMiB, true, 0, oneMiB},
+		{"1 MiB + 1", oneMiB + 1, false, 0, 413},
+		{"1 MiB + 1, length unknown", oneMiB + 1, true, 0, 413},
+		{"a length over 1 MiB declared is refused before a byte is read", 2, false, oneMiB + 1, 413},
+		{"an empty body", 0, false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := withAnnAndBob(t)
-			r := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
-			r.Header.Set("Authorization", "Bearer "+writeToken)
-			r.Header.Set("Content-Type", "application/json")
-			if tt.unknownLength {
-				r.ContentLength = -1
-				r.Body = io.NopCloser(strings.NewReader(tt.body))
+			r := bodyRequest("POST", "/api/users", strings.Repeat("x", tt.size), tt.unknownLength, "Content-Type", "application/json")
+			if tt.declared != 0 {
+				r.ContentLength = tt.declared
 			}
-			w := ts.serve(r)
+			got, err := readJSONBody(httptest.NewRecorder(), r)
 			if tt.want == http.StatusRequestEntityTooLarge {
-				wantError(t, w, tt.want, "1 MiB")
-				if body, _ := ts.list(t, ""); len(body.Data) != 2 || body.Data[0].Name != "Ann" {
-					t.Errorf("a refused body changed the store: %+v", body.Data)
-				}
+				wantAPIError(t, err, http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB (1048576 bytes)")
 				return
 			}
-			wantStatus(t, w, tt.want)
+			if err != nil || len(got) != tt.want {
+				t.Errorf("read %d bytes, %v; want %d", len(got), err, tt.want)
+			}
+		})
+	}
+}
+
+// A body that ends before its declared length, or breaks off while chunked, is 400: the service
+// never judges a part of a body as if it were all of it.
+func TestBodyCutShortIs400(t *testing.T) {
+	for _, length := range []int64{40, -1} { // declared, and unknown (chunked)
+		body := io.MultiReader(strings.NewReader(`{"name":"Cy","email":"cy@`), iotest.ErrReader(io.ErrUnexpectedEOF))
+		r := httptest.NewRequest("POST", "/api/users", body)
+		r.ContentLength = length
+		r.Header.Set("Content-Type", "application/json")
+		_, err := readJSONBody(httptest.NewRecorder(), r)
+		wantAPIError(t, err, http.StatusBadRequest, "the body could not be read to its end")
+	}
+}
+
+// readUserBody judges a write's body in the order of docs/api.md, "The order of the checks": the
+// media type (415), the size (413), the query (400), then what the body holds (400).
+func TestUserBodyIsJudgedByMediaTypeThenSizeThenQueryThenContent(t *testing.T) {
+	huge := strings.Repeat("x", oneMiB+1)
+	tests := []struct {
+		name                string
+		target, body, ctype string
+		status              int
+		message             string
+	}{
+		{"text/plain, too large, a query, not an object", "/api/users?x=1", huge, "text/plain", 415,
+			"send the body as JSON, with Content-Type: application/json"},
+		{"too large, a query, not an object", "/api/users?x=1", huge, "application/json", 413,
+			"the body is larger than 1 MiB (1048576 bytes)"},
+		{"a query, not an object", "/api/users?x=1", "[]", "application/json", 400,
+			`this request takes no query parameters, but the query has "x": only the list (GET /api/users) takes page, per_page, q, email and sort`},
+		{"not an object", "/api/users", "[]", "application/json", 400,
+			`the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readUserBody(httptest.NewRecorder(), bodyRequest("POST", tt.target, tt.body, true, "Content-Type", tt.ctype))
+			wantAPIError(t, err, tt.status, tt.message)
 		})
 	}
 }
 
 // Each way a body can fail to be one JSON object has its own 400 and message (docs/api.md, "Request
-// bodies", rule 3).
+// bodies", rule 3). A syntax error says where, in our words around encoding/json's: "*" below
+// stands for its description, which must not show Go's names.
 func TestMalformedBodyIs400WithAMessageNamingTheProblem(t *testing.T) {
+	const (
+		empty     = `the body is empty: send a JSON object such as {"name": "Ann", "email": "ann@example.com"}`
+		notObject = `the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`
+		cutOff    = "the body is not valid JSON: it ends before the object does"
+		trailing  = "the body must hold one JSON object and nothing after it"
+		badUTF8   = "the body is not valid UTF-8"
+	)
 	valid := `{"name":"Carol","email":"carol@example.com"}`
 	tests := []struct {
-		name     string
-		body     string
-		mentions []string
-		field    string // the member the fields map names, for a value of the wrong type
+		name    string
+		body    string
+		message string
 	}{
-		{"empty body", "", []string{"empty"}, ""},
-		{"only white space", " \r\n\t ", []string{"empty"}, ""},
-		{"byte-order mark", "\uFEFF" + valid, []string{"byte-order mark"}, ""},
-		{"invalid UTF-8 in a string", `{"name":"Car` + "\xff" + `ol","email":"carol@example.com"}`, []string{"UTF-8"}, ""},
-		{"invalid UTF-8 outside strings", valid + "\xc3", []string{"UTF-8"}, ""},
-		{"a syntax error says where", `{"name":"Carol",,"email":"carol@example.com"}`, []string{"not valid JSON", "at byte"}, ""},
-		{"a missing colon says where", `{"name" "Carol"}`, []string{"not valid JSON", "at byte"}, ""},
-		{"a cut-off object", `{"name":"Carol","email":"carol@exa`, []string{"not valid JSON"}, ""},
-		{"a single quote", `{'name':'Carol'}`, []string{"not valid JSON"}, ""},
-		{"a number for name", `{"name":5,"email":"carol@example.com"}`, []string{"name", "string"}, "name"},
-		{"an object for email", `{"name":"Carol","email":{"address":"carol@example.com"}}`, []string{"email", "string"}, "email"},
-		{"a boolean for email", `{"name":"Carol","email":true}`, []string{"email", "string"}, "email"},
-		{"an array for name", `{"name":["Carol"],"email":"carol@example.com"}`, []string{"name", "string"}, "name"},
-		{"an unknown field is named", `{"name":"Carol","email":"carol@example.com","age":36}`, []string{`"age"`}, ""},
-		{"member names are case-sensitive", `{"Name":"Carol","email":"carol@example.com"}`, []string{`"Name"`}, ""},
-		{"a member given twice", `{"name":"Carol","name":"Caroline","email":"carol@example.com"}`, []string{`"name"`, "twice"}, ""},
-		{"a member given twice, null first", `{"email":null,"name":"Carol","email":"carol@example.com"}`, []string{`"email"`, "twice"}, ""},
-		{"null", `null`, []string{"JSON object"}, ""},
-		{"an array", `[` + valid + `]`, []string{"JSON object"}, ""},
-		{"a string", `"Carol"`, []string{"JSON object"}, ""},
-		{"a number", `42`, []string{"JSON object"}, ""},
-		{"a second object after the first", valid + ` {}`, []string{"nothing after"}, ""},
-		{"text after the object", valid + `x`, []string{"nothing after"}, ""},
-		{"a comma after the object", valid + `,`, []string{"nothing after"}, ""},
+		{"empty body", "", empty},
+		{"only white space", " \r\n\t ", empty},
+		{"byte-order mark", "\uFEFF" + valid, "the body starts with a byte-order mark: send JSON without one (RFC 8259 §8.1)"},
+		{"invalid UTF-8 in a string", `{"name":"Car` + "\xff" + `ol","email":"carol@example.com"}`, badUTF8},
+		{"invalid UTF-8 outside strings", valid + "\xc3", badUTF8},
+		{"two commas", `{"name":"Carol",,"email":"carol@example.com"}`, "the body is not valid JSON: * (at byte 16)"},
+		{"a missing colon", `{"name" "Carol"}`, "the body is not valid JSON: * (at byte 8)"},
+		{"a comma before the brace", `{"name":"Carol",}`, "the body is not valid JSON: * (at byte 16)"},
+		{"a single quote", `{'name':'Carol'}`, "the body is not valid JSON: * (at byte 1)"},
+		{"a cut-off object", `{"name":"Carol","email":"carol@exa`, cutOff},
+		{"an object without its brace", `{"name":"Carol"`, cutOff},
+		{"a brace alone", `{`, cutOff},
+		{"an unknown field is named", `{"name":"Carol","email":"carol@example.com","age":36}`, `unknown field "age": a user has only name and email`},
+		{"member names are case-sensitive", `{"Name":"Carol","email":"carol@example.com"}`, `unknown field "Name": a user has only name and email`},
+		{"a long unknown field is cut short", `{"` + strings.Repeat("a", 41) + `":1}`,
+			`unknown field "` + strings.Repeat("a", 40) + `...": a user has only name and email`},
+		{"a member given twice", `{"name":"Carol","name":"Caroline","email":"carol@example.com"}`,
+			`the member "name" appears twice: each member may appear once (RFC 8259 §4)`},
+		{"a member given twice, null first", `{"email":null,"name":"Carol","email":"carol@example.com"}`,
+			`the member "email" appears twice: each member may appear once (RFC 8259 §4)`},
+		{"id given twice", `{"id":1,"id":1,"name":"Carol"}`, `the member "id" appears twice: each member may appear once (RFC 8259 §4)`},
+		{"null", `null`, notObject},
+		{"an array", `[` + valid + `]`, notObject},
+		{"a string", `"Carol"`, notObject},
+		{"a number", `42`, notObject},
+		{"a second object after the first", valid + ` {}`, trailing},
+		{"text after the object", valid + `x`, trailing},
+		{"a comma after the object", valid + `,`, trailing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := withAnnAndBob(t)
-			w := ts.do("POST", "/api/users", tt.body, join(asWriter, asJSON)...)
-			message, fields := wantError(t, w, http.StatusBadRequest, tt.mentions...)
-			if tt.field != "" && (len(fields) != 1 || fields[tt.field] == "") {
-				t.Errorf("fields = %v, want only %q: a value of the wrong type is reported on its own", fields, tt.field)
+			_, err := decodeUserBody([]byte(tt.body))
+			before, after, described := strings.Cut(tt.message, "*")
+			if !described {
+				wantAPIError(t, err, http.StatusBadRequest, tt.message)
+				return
 			}
-			if tt.field == "" && fields != nil {
-				t.Errorf("fields = %v, want none for a body that is not a user", fields)
+			var e *apiError
+			if !errors.As(err, &e) || e.status != http.StatusBadRequest || e.fields != nil {
+				t.Fatalf("error %v, want a 400 without fields", err)
+			}
+			description := strings.TrimSuffix(strings.TrimPrefix(e.message, before), after)
+			if !strings.HasPrefix(e.message, before) || !strings.HasSuffix(e.message, after) || description == "" {
+				t.Errorf("message %q, want %q with a description for *", e.message, tt.message)
 			}
 			for _, leak := range []string{"Go value", "struct", "main.", "json: "} {
-				if strings.Contains(message, leak) {
-					t.Errorf("message %q leaks Go's wording %q", message, leak)
+				if strings.Contains(description, leak) {
+					t.Errorf("message %q leaks Go's wording %q", e.message, leak)
 				}
 			}
 		})
 	}
 }
 
-func TestWhiteSpaceAroundTheObjectIsFine(t *testing.T) {
-	ts := newTestServer(t)
-	w := ts.do("POST", "/api/users", " \r\n\t"+userJSON("Carol", "carol@example.com")+"\n\n \t", join(asWriter, asJSON)...)
-	wantStatus(t, w, http.StatusCreated)
+// White space around the object is not part of it (RFC 8259 §2), and null is a value that was given.
+func TestBodyIsReadAsTheMembersSent(t *testing.T) {
+	u := decoded(t, " \r\n\t"+`{"email":null,"name":"Carol","id":7}`+"\n\n \t")
+	if !u.name.given || u.name.null || u.name.text != "Carol" || !u.email.given || !u.email.null ||
+		!u.id.given || string(u.id.raw) != "7" {
+		t.Errorf("decoded %+v: want name Carol, email null and id 7, each given", u)
+	}
+	if u := decoded(t, `{}`); u.id.given || u.name.given || u.email.given {
+		t.Errorf("decoded %+v from {}: want nothing given", u)
+	}
 }
 
 // A wrong type stops decoding, so only that field is reported, even when another field also fails.
 func TestWrongTypeIsReportedOnItsOwn(t *testing.T) {
-	ts := newTestServer(t)
-	w := ts.do("POST", "/api/users", `{"name":5,"email":"not an address"}`, join(asWriter, asJSON)...)
-	message, fields := wantError(t, w, http.StatusBadRequest, "name")
-	if len(fields) != 1 || fields["name"] == "" || strings.Contains(message, "email") {
-		t.Errorf("message %q, fields %v: want the wrong type of name alone", message, fields)
+	for _, tt := range []struct{ body, field string }{
+		{`{"name":5,"email":"not an address"}`, "name"},
+		{`{"name":["Carol"],"email":"carol@example.com"}`, "name"},
+		{`{"name":"","email":{"address":"carol@example.com"}}`, "email"},
+		{`{"name":"Carol","email":true}`, "email"},
+	} {
+		_, err := decodeUserBody([]byte(tt.body))
+		wantProblems(t, err, fieldProblem{tt.field, tt.field + " must be a string"})
 	}
 }
 
-// id is the server's to give: a client may send back only the id of the path (docs/api.md, "Request
-// bodies", rule 4).
+// id is the server's to give: a POST body may not hold one, and a PUT or PATCH body only the id of
+// the path, as clients send back what they read (docs/api.md, "Request bodies", rule 4). A number
+// is that id if it equals it exactly: 7.0 is 7, but beyond 2^53 a float cannot tell ids apart.
 func TestIDInTheBody(t *testing.T) {
+	const assigned = "id is assigned by the server: leave it out of the body"
+	notThePaths := func(id int64) string {
+		return fmt.Sprintf("id in the body must be the id of the path (%d), or left out", id)
+	}
+	put := func(id int64) func(userBody) (userFields, error) {
+		return func(u userBody) (userFields, error) { return u.replacement(id) }
+	}
+	patch := func(id int64) func(userBody) (userFields, error) {
+		return func(u userBody) (userFields, error) { return u.patch(id) }
+	}
+	const maxExact = 1<<53 - 1 // the largest id a float64 holds exactly, with every integer below it
 	tests := []struct {
-		name         string
-		method, path string
-		body         string
-		want         int
+		name    string
+		rule    func(userBody) (userFields, error)
+		body    string
+		refusal string // "" when the body is taken
 	}{
-		{"POST with an id", "POST", "/api/users", `{"id":3,"name":"Carol","email":"carol@example.com"}`, 400},
-		{"POST with id null", "POST", "/api/users", `{"id":null,"name":"Carol","email":"carol@example.com"}`, 400},
-		{"PUT with the path's id", "PUT", "/api/users/1", `{"id":1,"name":"Ann Lee","email":"ann@example.com"}`, 200},
-		{"PUT with the path's id as 1.0", "PUT", "/api/users/1", `{"id":1.0,"name":"Ann Lee","email":"ann@example.com"}`, 200},
-		{"PUT with another id", "PUT", "/api/users/1", `{"id":2,"name":"Ann Lee","email":"ann@example.com"}`, 400},
-		{"PUT with id null", "PUT", "/api/users/1", `{"id":null,"name":"Ann Lee","email":"ann@example.com"}`, 400},
-		{"PUT with the id as a string", "PUT", "/api/users/1", `{"id":"1","name":"Ann Lee","email":"ann@example.com"}`, 400},
-		{"PUT with id 1.5", "PUT", "/api/users/1", `{"id":1.5,"name":"Ann Lee","email":"ann@example.com"}`, 400},
-		{"PUT with id given twice", "PUT", "/api/users/1", `{"id":1,"id":1,"name":"Ann Lee","email":"ann@example.com"}`, 400},
-		{"PATCH with the path's id", "PATCH", "/api/users/2", `{"id":2,"name":"Bob Lee"}`, 200},
-		{"PATCH with another id", "PATCH", "/api/users/2", `{"id":1,"name":"Bob Lee"}`, 400},
-		{"PATCH with id null", "PATCH", "/api/users/2", `{"id":null,"name":"Bob Lee"}`, 400},
+		{"POST with an id", userBody.newUser, `{"id":3,"name":"Carol","email":"carol@example.com"}`, assigned},
+		{"POST with id null", userBody.newUser, `{"id":null,"name":"Carol","email":"carol@example.com"}`, assigned},
+		{"PUT with the path's id", put(1), `{"id":1,"name":"Ann Lee","email":"ann@example.com"}`, ""},
+		{"PUT with the path's id as 1.0", put(1), `{"id":1.0,"name":"Ann Lee","email":"ann@example.com"}`, ""},
+		{"PUT with the path's id as 1e0", put(1), `{"id":1e0,"name":"Ann Lee","email":"ann@example.com"}`, ""},
+		{"PUT with another id", put(1), `{"id":2,"name":"Ann Lee","email":"ann@example.com"}`, notThePaths(1)},
+		{"PUT with id null", put(1), `{"id":null,"name":"Ann Lee","email":"ann@example.com"}`, notThePaths(1)},
+		{"PUT with the id as a string", put(1), `{"id":"1","name":"Ann Lee","email":"ann@example.com"}`, notThePaths(1)},
+		{"PUT with id 1.5", put(1), `{"id":1.5,"name":"Ann Lee","email":"ann@example.com"}`, notThePaths(1)},
+		{"PUT with 2^53 - 1 as a float", put(maxExact), `{"id":9007199254740991.0,"name":"Ann","email":"ann@example.com"}`, ""},
+		{"PUT with 2^53 + 1 as an integer", put(maxExact + 2), `{"id":9007199254740993,"name":"Ann","email":"ann@example.com"}`, ""},
+		{"PUT with 2^53 + 1 as a float", put(maxExact + 2), `{"id":9007199254740993.0,"name":"Ann","email":"ann@example.com"}`, notThePaths(maxExact + 2)},
+		{"PUT with 2^53 as a float", put(maxExact + 1), `{"id":9007199254740992.0,"name":"Ann","email":"ann@example.com"}`, notThePaths(maxExact + 1)},
+		{"PATCH with the path's id", patch(2), `{"id":2,"name":"Bob Lee"}`, ""},
+		{"PATCH with another id", patch(2), `{"id":1,"name":"Bob Lee"}`, notThePaths(2)},
+		{"PATCH with id null", patch(2), `{"id":null,"name":"Bob Lee"}`, notThePaths(2)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := withAnnAndBob(t)
-			w := ts.do(tt.method, tt.path, tt.body, join(asWriter, asJSON)...)
-			if tt.want == http.StatusBadRequest {
-				wantError(t, w, tt.want, "id")
+			_, err := tt.rule(decoded(t, tt.body))
+			if tt.refusal == "" {
+				if err != nil {
+					t.Errorf("%v, want the body taken", err)
+				}
 				return
 			}
-			wantStatus(t, w, tt.want)
-			var got user
-			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || userPath(got.ID) != tt.path {
-				t.Errorf("body %s is not the user at %s", w.Body, tt.path)
-			}
+			wantAPIError(t, err, http.StatusBadRequest, tt.refusal)
 		})
 	}
 }
 
-// The field rules of docs/api.md, "Request bodies", step 5, on POST: what is stored, or the 400 and
-// its fields.
+// The field rules of docs/api.md, "Request bodies", step 5, on a POST body: the fields set, or the
+// 400 with every failing field, name first whatever the order of the body.
 func TestFieldRules(t *testing.T) {
 	email254 := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." +
 		strings.Repeat("d", 57) + ".com"
 	if len(email254) != 254 {
 		t.Fatalf("the 254-byte address has %d bytes", len(email254))
 	}
+	var (
+		nameTooLong    = fieldProblem{"name", "name must be at most 100 characters"}
+		nameEmpty      = fieldProblem{"name", "name must not be empty"}
+		nameControl    = fieldProblem{"name", "name must not contain control characters"}
+		nameRequired   = fieldProblem{"name", "name is required"}
+		nameNull       = fieldProblem{"name", "name is required and cannot be null"}
+		emailTooLong   = fieldProblem{"email", "email must be at most 254 bytes"}
+		emailNotPlain  = fieldProblem{"email", "email must be a plain address such as ann@example.com"}
+		emailEmpty     = fieldProblem{"email", "email must not be empty"}
+		emailRequired  = fieldProblem{"email", "email is required"}
+		emailNull      = fieldProblem{"email", "email is required and cannot be null"}
+		carolAtExample = `"carol@example.com"`
+	)
 	tests := []struct {
-		name               string
-		body               string
-		wantName           string // what is stored, when the body passes
-		wantEmail          string
-		wantFields         []string // the fields that fail, when it does not
-		mentions           []string
-		wantMessageInOrder bool // name's problem before email's
+		name     string
+		body     string
+		set      string         // the fields set, when the body passes
+		problems []fieldProblem // in the order of the 400, when it does not
 	}{
 		{name: "name and email are trimmed", body: userJSON("  Carol Day \t", " carol@example.com\n"),
-			wantName: "Carol Day", wantEmail: "carol@example.com"},
+			set: `name "Carol Day", email ` + carolAtExample},
 		{name: "Unicode white space is trimmed", body: userJSON("\u00a0\u3000Carol\u2003", "\u2009carol@example.com\u00a0"),
-			wantName: "Carol", wantEmail: "carol@example.com"},
+			set: `name "Carol", email ` + carolAtExample},
 		{name: "white space inside a name is kept", body: userJSON("Carol  Ann Day", "carol@example.com"),
-			wantName: "Carol  Ann Day", wantEmail: "carol@example.com"},
+			set: `name "Carol  Ann Day", email ` + carolAtExample},
 		{name: "a name of 100 code points", body: userJSON(strings.Repeat("é", 100), "carol@example.com"),
-			wantName: strings.Repeat("é", 100), wantEmail: "carol@example.com"},
+			set: `name "` + strings.Repeat("é", 100) + `", email ` + carolAtExample},
 		{name: "a name of 100 code points once trimmed", body: userJSON("  "+strings.Repeat("x", 100)+"  ", "carol@example.com"),
-			wantName: strings.Repeat("x", 100), wantEmail: "carol@example.com"},
-		{name: "a name of 101 code points", body: userJSON(strings.Repeat("é", 101), "carol@example.com"),
-			wantFields: []string{"name"}, mentions: []string{"100"}},
-		{name: "an empty name", body: userJSON("", "carol@example.com"), wantFields: []string{"name"}},
-		{name: "a name of white space only", body: userJSON(" \t\u00a0", "carol@example.com"), wantFields: []string{"name"}},
-		{name: "a name with a control character", body: `{"name":"Car\u0007ol","email":"carol@example.com"}`,
-			wantFields: []string{"name"}, mentions: []string{"control"}},
-		{name: "a name with a tab inside", body: `{"name":"Carol\tDay","email":"carol@example.com"}`,
-			wantFields: []string{"name"}, mentions: []string{"control"}},
-		{name: "a name with a line break inside", body: `{"name":"Carol\nDay","email":"carol@example.com"}`,
-			wantFields: []string{"name"}, mentions: []string{"control"}},
-		{name: "a name with DEL", body: `{"name":"Carol\u007f","email":"carol@example.com"}`,
-			wantFields: []string{"name"}, mentions: []string{"control"}},
-		{name: "a name without name", body: `{"email":"carol@example.com"}`, wantFields: []string{"name"}, mentions: []string{"required"}},
-		{name: "name null counts as absent", body: `{"name":null,"email":"carol@example.com"}`, wantFields: []string{"name"}},
-		{name: "an email of 254 bytes", body: userJSON("Carol", email254), wantName: "Carol", wantEmail: email254},
-		{name: "an email of 254 bytes once trimmed", body: userJSON("Carol", "  "+email254+"  "), wantName: "Carol", wantEmail: email254},
-		{name: "an email of 255 bytes", body: userJSON("Carol", "a"+email254), wantFields: []string{"email"}, mentions: []string{"254"}},
-		{name: "an email keeps its case", body: userJSON("Carol", "Carol.Day@Example.COM"), wantName: "Carol", wantEmail: "Carol.Day@Example.COM"},
-		{name: "an email without @", body: userJSON("Carol", "carol"), wantFields: []string{"email"}},
-		{name: "an email with a display name", body: userJSON("Carol", "Carol <carol@example.com>"), wantFields: []string{"email"}},
-		{name: "an email in angle brackets", body: userJSON("Carol", "<carol@example.com>"), wantFields: []string{"email"}},
-		{name: "an email with a domain in brackets", body: userJSON("Carol", "carol@[192.0.2.1]"), wantFields: []string{"email"}},
-		{name: "two addresses", body: userJSON("Carol", "carol@example.com, ann@example.com"), wantFields: []string{"email"}},
-		{name: "an empty email", body: userJSON("Carol", ""), wantFields: []string{"email"}},
-		{name: "a body without email", body: `{"name":"Carol"}`, wantFields: []string{"email"}, mentions: []string{"required"}},
-		{name: "email null counts as absent", body: `{"name":"Carol","email":null}`, wantFields: []string{"email"}},
-		{name: "an empty object", body: `{}`, wantFields: []string{"name", "email"}, wantMessageInOrder: true},
+			set: `name "` + strings.Repeat("x", 100) + `", email ` + carolAtExample},
+		{name: "a name of 101 code points", body: userJSON(strings.Repeat("é", 101), "carol@example.com"), problems: []fieldProblem{nameTooLong}},
+		{name: "an empty name", body: userJSON("", "carol@example.com"), problems: []fieldProblem{nameEmpty}},
+		{name: "a name of white space only", body: userJSON(" \t\u00a0", "carol@example.com"), problems: []fieldProblem{nameEmpty}},
+		{name: "a name with BEL", body: `{"name":"Car\u0007ol","email":"carol@example.com"}`, problems: []fieldProblem{nameControl}},
+		{name: "a name with a tab inside", body: `{"name":"Carol\tDay","email":"carol@example.com"}`, problems: []fieldProblem{nameControl}},
+		{name: "a name with a line break inside", body: `{"name":"Carol\nDay","email":"carol@example.com"}`, problems: []fieldProblem{nameControl}},
+		{name: "a name with DEL", body: `{"name":"Carol\u007f","email":"carol@example.com"}`, problems: []fieldProblem{nameControl}},
+		{name: "a body without name", body: `{"email":"carol@example.com"}`, problems: []fieldProblem{nameRequired}},
+		{name: "name null", body: `{"name":null,"email":"carol@example.com"}`, problems: []fieldProblem{nameNull}},
+		{name: "an email of 254 bytes", body: userJSON("Carol", email254), set: `name "Carol", email "` + email254 + `"`},
+		{name: "an email of 254 bytes once trimmed", body: userJSON("Carol", "  "+email254+"  "), set: `name "Carol", email "` + email254 + `"`},
+		{name: "an email of 255 bytes", body: userJSON("Carol", "a"+email254), problems: []fieldProblem{emailTooLong}},
+		{name: "an email keeps its case", body: userJSON("Carol", "Carol.Day@Example.COM"), set: `name "Carol", email "Carol.Day@Example.COM"`},
+		{name: "an email without @", body: userJSON("Carol", "carol"), problems: []fieldProblem{emailNotPlain}},
+		{name: "an email with a display name", body: userJSON("Carol", "Carol <carol@example.com>"), problems: []fieldProblem{emailNotPlain}},
+		{name: "an email in angle brackets", body: userJSON("Carol", "<carol@example.com>"), problems: []fieldProblem{emailNotPlain}},
+		{name: "an email with a domain in brackets", body: userJSON("Carol", "carol@[192.0.2.1]"), problems: []fieldProblem{emailNotPlain}},
+		{name: "two addresses", body: userJSON("Carol", "carol@example.com, ann@example.com"), problems: []fieldProblem{emailNotPlain}},
+		{name: "an empty email", body: userJSON("Carol", ""), problems: []fieldProblem{emailEmpty}},
+		{name: "a body without email", body: `{"name":"Carol"}`, problems: []fieldProblem{emailRequired}},
+		{name: "email null", body: `{"name":"Carol","email":null}`, problems: []fieldProblem{emailNull}},
+		{name: "an empty object", body: `{}`, problems: []fieldProblem{nameRequired, emailRequired}},
 		{name: "both fail, each reported, name first", body: `{"email":"not an address","name":""}`,
-			wantFields: []string{"name", "email"}, wantMessageInOrder: true},
+			problems: []fieldProblem{nameEmpty, emailNotPlain}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := newTestServer(t)
-			w := ts.do("POST", "/api/users", tt.body, join(asWriter, asJSON)...)
-			if tt.wantFields == nil {
-				wantStatus(t, w, http.StatusCreated)
-				if got, want := w.Body.String(), userRepresentation(1, tt.wantName, tt.wantEmail); got != want {
-					t.Errorf("stored %s, want %s", got, want)
-				}
+			fields, err := decoded(t, tt.body).newUser()
+			if tt.problems != nil {
+				wantProblems(t, err, tt.problems...)
 				return
 			}
-			message, fields := wantError(t, w, http.StatusBadRequest, tt.mentions...)
-			if len(fields) != len(tt.wantFields) {
-				t.Errorf("fields = %v, want problems with %v", fields, tt.wantFields)
-			}
-			for _, field := range tt.wantFields {
-				problem := fields[field]
-				if problem == "" || !strings.Contains(message, problem) || !strings.Contains(problem, field) {
-					t.Errorf("fields[%q] = %q: want a problem that names the field and is part of the message %q", field, problem, message)
-				}
-			}
-			if tt.wantMessageInOrder && strings.Index(message, fields["name"]) > strings.Index(message, fields["email"]) {
-				t.Errorf("message %q: name's problem must come first", message)
-			}
-			if ts.store.count() != 0 {
-				t.Error("a refused body created a user")
+			if err != nil || describe(fields) != tt.set {
+				t.Errorf("set %s, %v; want %s", describe(fields), err, tt.set)
 			}
 		})
 	}
 }
 
+// PUT replaces the whole user, so it needs both fields, which the field rules trim as on POST.
 func TestPutNeedsBothFields(t *testing.T) {
-	for _, body := range []string{`{"name":"Ann Lee"}`, `{"email":"ann@example.com"}`, `{}`} {
-		ts := withAnnAndBob(t)
-		w := ts.do("PUT", "/api/users/1", body, join(asWriter, asJSON)...)
-		_, fields := wantError(t, w, http.StatusBadRequest, "required")
-		if len(fields) == 0 {
-			t.Errorf("PUT %s: no fields in the 400", body)
+	for _, tt := range []struct {
+		body     string
+		set      string
+		problems []fieldProblem
+	}{
+		{userJSON(" Ann Lee ", " Ann.Lee@example.com "), `name "Ann Lee", email "Ann.Lee@example.com"`, nil},
+		{`{"name":"Ann Lee"}`, "", []fieldProblem{{"email", "email is required"}}},
+		{`{"email":"ann@example.com"}`, "", []fieldProblem{{"name", "name is required"}}},
+		{`{}`, "", []fieldProblem{{"name", "name is required"}, {"email", "email is required"}}},
+	} {
+		fields, err := decoded(t, tt.body).replacement(1)
+		if tt.problems != nil {
+			wantProblems(t, err, tt.problems...)
+			continue
+		}
+		if err != nil || describe(fields) != tt.set {
+			t.Errorf("PUT %s: set %s, %v; want %s", tt.body, describe(fields), err, tt.set)
 		}
 	}
 }
 
-func TestPutReplacesAndTrims(t *testing.T) {
-	ts := withAnnAndBob(t)
-	w := ts.do("PUT", "/api/users/1", userJSON(" Ann Lee ", " Ann.Lee@example.com "), join(asWriter, asJSON)...)
-	wantStatus(t, w, http.StatusOK)
-	if got, want := w.Body.String(), userRepresentation(1, "Ann Lee", "Ann.Lee@example.com"); got != want {
-		t.Errorf("PUT stored %s, want %s", got, want)
-	}
-}
-
+// A PATCH (a JSON Merge Patch, RFC 7396) changes only the fields it names, at least one; null would
+// remove a field, and both are required.
 func TestPatchNeedsAtLeastOneFieldAndRefusesNull(t *testing.T) {
+	const changesNothing = "the patch changes nothing: give name, email or both"
 	tests := []struct {
-		name       string
-		body       string
-		want       int
-		wantFields []string
-		stored     string
+		name     string
+		body     string
+		set      string
+		refusal  string // a refusal without fields
+		problems []fieldProblem
 	}{
-		{"name only keeps the email", `{"name":" Ann Lee "}`, 200, nil, userRepresentation(1, "Ann Lee", "ann@example.com")},
-		{"email only keeps the name", `{"email":"ann.lee@example.com"}`, 200, nil, userRepresentation(1, "Ann", "ann.lee@example.com")},
-		{"both", `{"email":"al@example.com","name":"Al"}`, 200, nil, userRepresentation(1, "Al", "al@example.com")},
-		{"an empty patch changes nothing: 400 without fields", `{}`, 400, nil, ""},
-		{"name null cannot remove a required field", `{"name":null}`, 400, []string{"name"}, ""},
-		{"email null cannot remove a required field", `{"email":null,"name":"Ann"}`, 400, []string{"email"}, ""},
-		{"an empty name", `{"name":""}`, 400, []string{"name"}, ""},
-		{"a bad email", `{"email":"Ann <ann@example.com>"}`, 400, []string{"email"}, ""},
-		{"an unknown field", `{"nickname":"Annie"}`, 400, nil, ""},
-		{"only the id changes nothing", `{"id":1}`, 400, nil, ""},
+		{name: "name only keeps the email", body: `{"name":" Ann Lee "}`, set: `name "Ann Lee", email kept`},
+		{name: "email only keeps the name", body: `{"email":"ann.lee@example.com"}`, set: `name kept, email "ann.lee@example.com"`},
+		{name: "both", body: `{"email":"al@example.com","name":"Al"}`, set: `name "Al", email "al@example.com"`},
+		{name: "an empty patch changes nothing", body: `{}`, refusal: changesNothing},
+		{name: "only the id changes nothing", body: `{"id":1}`, refusal: changesNothing},
+		{name: "name null cannot remove a required field", body: `{"name":null}`,
+			problems: []fieldProblem{{"name", "name is required and cannot be null"}}},
+		{name: "email null cannot remove a required field", body: `{"email":null,"name":"Ann"}`,
+			problems: []fieldProblem{{"email", "email is required and cannot be null"}}},
+		{name: "an empty name", body: `{"name":""}`, problems: []fieldProblem{{"name", "name must not be empty"}}},
+		{name: "a bad email", body: `{"email":"Ann <ann@example.com>"}`,
+			problems: []fieldProblem{{"email", "email must be a plain address such as ann@example.com"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := withAnnAndBob(t)
-			w := ts.do("PATCH", "/api/users/1", tt.body, join(asWriter, []string{"Content-Type", "application/merge-patch+json"})...)
-			if tt.want == http.StatusOK {
-				wantStatus(t, w, http.StatusOK)
-				if w.Body.String() != tt.stored {
-					t.Errorf("PATCH stored %s, want %s", w.Body, tt.stored)
-				}
-				return
-			}
-			_, fields := wantError(t, w, tt.want)
-			if len(fields) != len(tt.wantFields) {
-				t.Errorf("fields = %v, want problems with %v", fields, tt.wantFields)
-			}
-			for _, field := range tt.wantFields {
-				if fields[field] == "" {
-					t.Errorf("fields = %v, want a problem with %s", fields, field)
-				}
-			}
-		})
-	}
-}
-
-// The error body lists the failing fields name first, as its message does (docs/api.md, "Request
-// bodies").
-func TestFieldProblemsComeNameFirst(t *testing.T) {
-	s := newTestServer(t)
-	w := s.do("POST", "/api/users", `{"name": "", "email": "Ann <a@b.c>"}`, join(asWriter, asJSON)...)
-	if w.Code != http.StatusBadRequest {
-		t.Fatalf("status %d, want 400", w.Code)
-	}
-	body := w.Body.String()
-	name, email := strings.Index(body, `"name":`), strings.Index(body, `"email":`)
-	if name < 0 || email < 0 || name > email {
-		t.Errorf("body %s: want fields with name before email", body)
-	}
-}
-
-// A body that ends before its declared length, or breaks off while chunked, is 400 and changes
-// nothing: the service never judges a part of a body as if it were all of it.
-func TestBodyCutShortIs400(t *testing.T) {
-	for _, length := range []int64{40, -1} { // declared, and unknown (chunked)
-		t.Run(fmt.Sprint("Content-Length ", length), func(t *testing.T) {
-			ts := withAnnAndBob(t)
-			before := snapshotOfUsers(t, ts)
-			body := io.MultiReader(strings.NewReader(`{"name":"Cy","email":"cy@`), iotest.ErrReader(io.ErrUnexpectedEOF))
-			r := httptest.NewRequest("POST", "/api/users", body)
-			r.ContentLength = length
-			r.Header.Set("Authorization", "Bearer "+writeToken)
-			r.Header.Set("Content-Type", "application/json")
-			w := ts.serve(r)
-			if message, _ := errorBody(t, w); w.Code != http.StatusBadRequest || message != "the body could not be read to its end" {
-				t.Errorf("%d %s, want 400: the body could not be read to its end", w.Code, w.Body)
-			}
-			if after := snapshotOfUsers(t, ts); after != before {
-				t.Errorf("the store changed: %s, was %s", after, before)
+			fields, err := decoded(t, tt.body).patch(1)
+			switch {
+			case tt.refusal != "":
+				wantAPIError(t, err, http.StatusBadRequest, tt.refusal)
+			case tt.problems != nil:
+				wantProblems(t, err, tt.problems...)
+			case err != nil || describe(fields) != tt.set:
+				t.Errorf("set %s, %v; want %s", describe(fields), err, tt.set)
 			}
 		})
 	}

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// The rules of list.go: the list's query, filters, sorting and paging (docs/api.md, "Listing").
+// The rules of list.go: the list's query, filters, sorting and paging (docs/api.md, "Listing"),
+// proved on parseListQuery, listQuery's totalPages, window and links, encodeList, userStore.list and
+// sortUsers.
 
 // listBody is the list envelope decoded; the paging fields are nil when absent.
 type listBody struct {
@@ -44,299 +44,306 @@ func idsOf(users []user) []int64 {
 	return list
 }
 
-// linkTargets parses a Link header (RFC 8288) into its targets by relation.
-func linkTargets(t testing.TB, h http.Header) map[string]string {
+// parsed is a list query that parseListQuery takes, failing the test if it does not.
+func parsed(t *testing.T, rawQuery string) listQuery {
 	t.Helper()
-	found := map[string]string{}
-	for _, m := range regexp.MustCompile(`<([^>]*)>; rel="([a-z]+)"`).FindAllStringSubmatch(h.Get("Link"), -1) {
-		if _, twice := found[m[2]]; twice {
-			t.Errorf("Link has rel=%q twice: %s", m[2], h.Get("Link"))
+	q, err := parseListQuery(rawQuery)
+	if err != nil {
+		t.Fatalf("parseListQuery(%q): %v", rawQuery, err)
+	}
+	return q
+}
+
+// storeWith is a store holding these users, with the ids 1 to n in their order.
+func storeWith(t *testing.T, users ...user) *userStore {
+	t.Helper()
+	s := newUserStore()
+	for _, u := range users {
+		if _, err := s.commit(createChange(u.Name, u.Email)); err != nil {
+			t.Fatalf("creating %+v: %v", u, err)
 		}
-		found[m[2]] = m[1]
 	}
-	return found
+	return s
 }
 
-func TestListWithoutParametersIsEveryUserByIDAndTotalIsItsLength(t *testing.T) {
-	ts := newTestServer(t)
-	ts.create(t, "Carol", "carol@example.com")
-	ts.create(t, "Ann", "ann@example.com")
-	ts.create(t, "Bob", "bob@example.com")
-	wantStatus(t, ts.do("DELETE", "/api/users/2", "", asWriter...), http.StatusNoContent)
-	_, w := ts.list(t, "")
-	want := `{"data":[` + userRepresentation(1, "Carol", "carol@example.com") + "," +
-		userRepresentation(3, "Bob", "bob@example.com") + `],"total":2}`
-	if w.Body.String() != want {
-		t.Errorf("list %s\nwant %s", w.Body, want)
+// numbered is n users named "User 1" to "User n", with the e-mails user1@example.com and on.
+func numbered(n int) []user {
+	users := make([]user, n)
+	for i := range users {
+		users[i] = user{Name: fmt.Sprint("User ", i+1), Email: fmt.Sprintf("user%d@example.com", i+1)}
 	}
-	if w.Header().Get("Link") != "" {
-		t.Errorf("an unpaged list has a Link header: %s", w.Header().Get("Link"))
-	}
+	return users
 }
 
-func TestEmptyListIsAnEmptyArrayNotNull(t *testing.T) {
-	ts := withAnnAndBob(t)
-	tests := []struct{ query, want string }{
-		{"", `{"data":[],"total":0}`}, // after both users are deleted, below
-		{"?q=nobody", `{"data":[],"total":0}`},
-		{"?email=nobody@example.com", `{"data":[],"total":0}`},
-		{"?page=1", `{"data":[],"total":0,"page":1,"per_page":10,"total_pages":0}`},
+// listOf is the answer of the store to a list query, decoded.
+func listOf(t *testing.T, s *userStore, rawQuery string) listBody {
+	t.Helper()
+	var body listBody
+	if err := json.Unmarshal(s.list(parsed(t, rawQuery)).body, &body); err != nil {
+		t.Fatal(err)
 	}
-	for _, id := range []string{"1", "2"} {
-		wantStatus(t, ts.do("DELETE", "/api/users/"+id, "", asWriter...), http.StatusNoContent)
+	return body
+}
+
+func TestBadListParameterIs400NamingIt(t *testing.T) {
+	const (
+		badPage    = "page must be a whole number from 1 up, such as page=2"
+		badPerPage = "per_page must be a whole number from 1 to 100, such as per_page=20"
+		badSort    = "sort must be id, name or email, with - before it for descending order, such as sort=-name"
+		emptyEmail = "email must not be empty: give the address to look for, such as email=ann@example.com"
+	)
+	unknown := func(name string) string {
+		return `unknown query parameter "` + name + `": the list takes page, per_page, q, email and sort`
+	}
+	twice := func(name string) string { return `the query parameter "` + name + `" is given more than once` }
+	tests := []struct{ query, message string }{
+		{"page=0", badPage},
+		{"page=-1", badPage},
+		{"page=01", badPage},
+		{"page=%2B1", badPage},
+		{"page=1.0", badPage},
+		{"page=abc", badPage},
+		{"page=", badPage},
+		{"page=9223372036854775808", badPage},
+		{"per_page=0", badPerPage},
+		{"per_page=101", badPerPage},
+		{"per_page=abc", badPerPage},
+		{"per_page=010", badPerPage},
+		{"per_page=", badPerPage},
+		{"sort=age", badSort},
+		{"sort=", badSort},
+		{"sort=%2Bname", badSort},
+		{"sort=Name", badSort},
+		{"sort=--id", badSort},
+		{"email=", emptyEmail},
+		{"pgae=2", unknown("pgae")},
+		{"limit=10", unknown("limit")},
+		{"Page=2", unknown("Page")},
+		{strings.Repeat("p", 41) + "=1", unknown(strings.Repeat("p", 40) + "...")},
+		{"page=1&page=2", twice("page")},
+		{"page=1&page=1", twice("page")},
+		{"q=a&q=b", twice("q")},
+		{"sort=id&sort=name", twice("sort")},
+		{"q=ann&email=a@example.com&email=b@example.com", twice("email")},
+		// Parameters are judged in the order of their names, so a query always gets the same message.
+		{"sort=age&page=0", badPage},
+		{"pgae=2&page=0", badPage},
+		{"zzz=1&sort=age", badSort},
+		{"sort=age&per_page=0&pgae=2&page=0&email=", emptyEmail},
 	}
 	for _, tt := range tests {
-		if _, w := ts.list(t, tt.query); w.Body.String() != tt.want {
-			t.Errorf("GET /api/users%s = %s, want %s", tt.query, w.Body, tt.want)
+		t.Run(tt.query, func(t *testing.T) {
+			for range 10 { // whatever order a map gives the names in
+				_, err := parseListQuery(tt.query)
+				wantAPIError(t, err, http.StatusBadRequest, tt.message)
+			}
+		})
+	}
+	for _, malformed := range []string{"page=%zz", "q=%", "page=1;per_page=2"} {
+		_, err := parseListQuery(malformed)
+		if e, ok := err.(*apiError); !ok || e.status != http.StatusBadRequest || !strings.HasPrefix(e.message, "the query string is malformed: ") {
+			t.Errorf("parseListQuery(%q): %v, want a 400 that says the query string is malformed", malformed, err)
 		}
 	}
 }
 
-// withUsers is a server holding n users, named "User 1" to "User n" with ids 1 to n.
-func withUsers(t *testing.T, n int) *testServer {
-	t.Helper()
-	ts := newTestServer(t)
-	for i := 1; i <= n; i++ {
-		ts.create(t, fmt.Sprint("User ", i), fmt.Sprintf("user%d@example.com", i))
+// Without page or per_page the list is not paged; either one pages it, and the other takes its
+// default. q, email and sort are kept as given, for the Link header.
+func TestListQueryTakesDefaultsAndKeepsTheOtherParameters(t *testing.T) {
+	tests := []struct{ query, want string }{
+		{"", "{paged:false page:1 perPage:10 search: email: sort:id others:map[]}"},
+		{"page=3", "{paged:true page:3 perPage:10 search: email: sort:id others:map[]}"},
+		{"per_page=20", "{paged:true page:1 perPage:20 search: email: sort:id others:map[]}"},
+		{"per_page=100&page=9223372036854775807", "{paged:true page:9223372036854775807 perPage:100 search: email: sort:id others:map[]}"},
+		{"q=&sort=-email", "{paged:false page:1 perPage:10 search: email: sort:-email others:map[q:[] sort:[-email]]}"},
+		{"q=%C3%A9+x&email=Ann@Example.com", "{paged:false page:1 perPage:10 search:é x email:Ann@Example.com sort:id others:map[email:[Ann@Example.com] q:[é x]]}"},
 	}
-	return ts
-}
-
-func TestPagedListEnvelope(t *testing.T) {
-	ts := withUsers(t, 25)
-	body, w := ts.list(t, "?page=2&per_page=10")
-	if got, want := topLevelKeys(t, w.Body.Bytes()), []string{"data", "total", "page", "per_page", "total_pages"}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("envelope members %v, want %v in that order", got, want)
-	}
-	if got, want := fmt.Sprint(idsOf(body.Data)), "[11 12 13 14 15 16 17 18 19 20]"; got != want {
-		t.Errorf("page 2 holds %s, want %s", got, want)
-	}
-	if *body.Total != 25 || *body.Page != 2 || *body.PerPage != 10 || *body.TotalPages != 3 {
-		t.Errorf("total %d, page %d, per_page %d, total_pages %d; want 25, 2, 10, 3", *body.Total, *body.Page, *body.PerPage, *body.TotalPages)
-	}
-
-	// Either parameter turns paging on; the other takes its default.
-	body, _ = ts.list(t, "?per_page=20")
-	if len(body.Data) != 20 || body.Data[0].ID != 1 || *body.Page != 1 || *body.TotalPages != 2 {
-		t.Errorf("?per_page=20: %d users from %d, page %v, total_pages %v", len(body.Data), body.Data[0].ID, *body.Page, *body.TotalPages)
-	}
-	body, _ = ts.list(t, "?page=3")
-	if fmt.Sprint(idsOf(body.Data)) != "[21 22 23 24 25]" || *body.PerPage != 10 {
-		t.Errorf("?page=3: %v, per_page %v", idsOf(body.Data), *body.PerPage)
-	}
-	body, _ = ts.list(t, "?per_page=100")
-	if len(body.Data) != 25 || *body.TotalPages != 1 {
-		t.Errorf("?per_page=100: %d users, total_pages %d", len(body.Data), *body.TotalPages)
+	for _, tt := range tests {
+		if got := fmt.Sprintf("%+v", parsed(t, tt.query)); got != tt.want {
+			t.Errorf("parseListQuery(%q) = %s\nwant %s", tt.query, got, tt.want)
+		}
 	}
 }
 
 func TestTotalPagesIsTheCeilingOfTotalOverPerPage(t *testing.T) {
-	tests := []struct{ users, perPage, want int }{
-		{0, 10, 0}, {1, 10, 1}, {10, 10, 1}, {11, 10, 2}, {20, 10, 2}, {7, 1, 7}, {7, 3, 3},
-	}
-	for _, tt := range tests {
-		ts := withUsers(t, tt.users)
-		body, _ := ts.list(t, fmt.Sprintf("?per_page=%d", tt.perPage))
-		if int(*body.TotalPages) != tt.want || *body.Total != tt.users {
-			t.Errorf("%d users, per_page=%d: total_pages %d, total %d; want %d, %d", tt.users, tt.perPage, *body.TotalPages, *body.Total, tt.want, tt.users)
-		}
-	}
-}
-
-func TestPagePastTheEndIsEmptyNotAnError(t *testing.T) {
-	ts := withUsers(t, 25)
-	for _, page := range []string{"4", "1000", "9223372036854775807"} {
-		body, w := ts.list(t, "?per_page=10&page="+page)
-		if len(body.Data) != 0 || *body.Total != 25 || *body.TotalPages != 3 || strconv.FormatInt(*body.Page, 10) != page {
-			t.Errorf("page %s: %s", page, w.Body)
-		}
-		if got := linkTargets(t, w.Header())["last"]; got != "/api/users?page=3&per_page=10" {
-			t.Errorf("page %s: last is %q", page, got)
-		}
-	}
-	// Beyond the largest int64 a page is not a number the API takes.
-	wantError(t, ts.do("GET", "/api/users?page=9223372036854775808", "", asReader...), http.StatusBadRequest, "page")
-}
-
-func TestLinkHeaderOfPages(t *testing.T) {
-	tests := []struct {
-		users int
-		query string
-		want  map[string]string
+	for _, tt := range []struct {
+		total         int
+		perPage, want int64
 	}{
-		{25, "?page=2&per_page=10", map[string]string{
-			"first": "/api/users?page=1&per_page=10", "prev": "/api/users?page=1&per_page=10",
-			"next": "/api/users?page=3&per_page=10", "last": "/api/users?page=3&per_page=10"}},
-		{25, "?page=1", map[string]string{
-			"first": "/api/users?page=1&per_page=10", "next": "/api/users?page=2&per_page=10",
-			"last": "/api/users?page=3&per_page=10"}},
-		{25, "?per_page=5&page=5", map[string]string{
-			"first": "/api/users?page=1&per_page=5", "prev": "/api/users?page=4&per_page=5",
-			"last": "/api/users?page=5&per_page=5"}},
-		{25, "?page=9", map[string]string{
-			"first": "/api/users?page=1&per_page=10", "prev": "/api/users?page=8&per_page=10",
-			"last": "/api/users?page=3&per_page=10"}},
-		{0, "?page=1", map[string]string{ // the last page of nothing is page 1
-			"first": "/api/users?page=1&per_page=10", "last": "/api/users?page=1&per_page=10"}},
-		{3, "?per_page=3", map[string]string{
-			"first": "/api/users?page=1&per_page=3", "last": "/api/users?page=1&per_page=3"}},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.users, " users ", tt.query), func(t *testing.T) {
-			ts := withUsers(t, tt.users)
-			_, w := ts.list(t, tt.query)
-			if got := linkTargets(t, w.Header()); fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("Link: %s\nparsed %v\nwant   %v", w.Header().Get("Link"), got, tt.want)
-			}
-		})
+		{0, 10, 0}, {1, 10, 1}, {10, 10, 1}, {11, 10, 2}, {20, 10, 2}, {7, 1, 7}, {7, 3, 3}, {25, 100, 1},
+	} {
+		if got := (listQuery{perPage: tt.perPage}).totalPages(tt.total); got != tt.want {
+			t.Errorf("%d users, per_page=%d: total_pages %d, want %d", tt.total, tt.perPage, got, tt.want)
+		}
 	}
 }
 
-// Links keep the other parameters and are relative: never built from the Host a client sent
-// (httptest's requests come to example.com, which must not show).
+// A page is its slice of the list; a page past the end, however far, is empty, not an error, and
+// its place is never computed: page × per_page would overflow.
+func TestPagePastTheEndIsEmptyNotAnError(t *testing.T) {
+	for _, tt := range []struct {
+		query    string
+		total    int
+		from, to int
+	}{
+		{"", 25, 0, 25},
+		{"page=1", 25, 0, 10},
+		{"page=2&per_page=10", 25, 10, 20},
+		{"page=3", 25, 20, 25},
+		{"page=4", 25, 25, 25},
+		{"page=1000", 25, 25, 25},
+		{"page=9223372036854775807&per_page=100", 25, 25, 25},
+		{"page=1", 0, 0, 0},
+	} {
+		if from, to := parsed(t, tt.query).window(tt.total); from != tt.from || to != tt.to {
+			t.Errorf("?%s of %d users: [%d, %d), want [%d, %d)", tt.query, tt.total, from, to, tt.from, tt.to)
+		}
+	}
+}
+
+// A page's Link header (RFC 8288) has first and last, last being page 1 when nothing matches, prev
+// when there is a page before and next when there is one after, even for a page past the end.
+func TestLinkHeaderOfPages(t *testing.T) {
+	link := func(page, perPage int, rel string) string {
+		return fmt.Sprintf(`</api/users?page=%d&per_page=%d>; rel="%s"`, page, perPage, rel)
+	}
+	tests := []struct {
+		query string
+		total int
+		want  []string
+	}{
+		{"page=2&per_page=10", 25, []string{link(1, 10, "first"), link(1, 10, "prev"), link(3, 10, "next"), link(3, 10, "last")}},
+		{"page=1", 25, []string{link(1, 10, "first"), link(2, 10, "next"), link(3, 10, "last")}},
+		{"per_page=5&page=5", 25, []string{link(1, 5, "first"), link(4, 5, "prev"), link(5, 5, "last")}},
+		{"page=9", 25, []string{link(1, 10, "first"), link(8, 10, "prev"), link(3, 10, "last")}},
+		{"page=1", 0, []string{link(1, 10, "first"), link(1, 10, "last")}},
+		{"per_page=3", 3, []string{link(1, 3, "first"), link(1, 3, "last")}},
+	}
+	for _, tt := range tests {
+		if got, want := parsed(t, tt.query).links(tt.total), strings.Join(tt.want, ", "); got != want {
+			t.Errorf("?%s of %d users: Link\n %s\nwant\n %s", tt.query, tt.total, got, want)
+		}
+	}
+}
+
+// Links keep q, email and sort, escaped, and are relative: never built from the Host a client sent.
 func TestLinksKeepTheOtherParametersAndAreRelative(t *testing.T) {
-	ts := withUsers(t, 25)
-	w := ts.do("GET", "/api/users?q=user&sort=-name&page=2&per_page=3", "", asReader...)
-	wantStatus(t, w, http.StatusOK)
-	targets := linkTargets(t, w.Header())
-	if len(targets) != 4 {
-		t.Fatalf("Link %q, want first, prev, next and last", w.Header().Get("Link"))
-	}
-	for rel, target := range targets {
-		u, err := url.Parse(target)
-		if err != nil || u.Scheme != "" || u.Host != "" || u.Path != "/api/users" {
-			t.Errorf("rel=%s: %q is not a relative URI of the list", rel, target)
-			continue
-		}
-		q := u.Query()
-		if q.Get("q") != "user" || q.Get("sort") != "-name" || q.Get("per_page") != "3" || len(q) != 4 {
-			t.Errorf("rel=%s: %q does not keep q, sort and per_page", rel, target)
-		}
-		// Following the link gives a page of the same list.
-		if next, _ := ts.list(t, strings.TrimPrefix(target, "/api/users")); *next.Total != 25 {
-			t.Errorf("rel=%s: following %q gives total %d", rel, target, *next.Total)
-		}
-	}
-	withEmail := ts.do("GET", "/api/users?email=user3@example.com&page=1", "", asReader...)
-	if got := linkTargets(t, withEmail.Header())["first"]; !strings.Contains(got, "email=user3%40example.com") {
-		t.Errorf("first is %q: the email filter was lost", got)
+	q := parsed(t, "q=a%26b+c&email=user3%40example.com&sort=-name&page=2&per_page=3")
+	const others = "&email=user3%40example.com&q=a%26b+c&sort=-name"
+	want := `</api/users?page=1&per_page=3` + others + `>; rel="first", ` +
+		`</api/users?page=1&per_page=3` + others + `>; rel="prev", ` +
+		`</api/users?page=3&per_page=3` + others + `>; rel="next", ` +
+		`</api/users?page=9&per_page=3` + others + `>; rel="last"`
+	if got := q.links(25); got != want {
+		t.Errorf("Link\n %s\nwant\n %s", got, want)
 	}
 }
 
-func TestBadListParameterIs400NamingIt(t *testing.T) {
-	tests := []struct{ query, names string }{
-		{"page=0", "page"},
-		{"page=-1", "page"},
-		{"page=01", "page"},
-		{"page=+1", "page"},
-		{"page=1.0", "page"},
-		{"page=abc", "page"},
-		{"page=", "page"},
-		{"per_page=0", "per_page"},
-		{"per_page=101", "per_page"},
-		{"per_page=abc", "per_page"},
-		{"per_page=010", "per_page"},
-		{"per_page=", "per_page"},
-		{"sort=age", "sort"},
-		{"sort=", "sort"},
-		{"sort=+name", "sort"},
-		{"sort=Name", "sort"},
-		{"sort=--id", "sort"},
-		{"email=", "email"},
-		{"pgae=2", "pgae"},
-		{"limit=10", "limit"},
-		{"Page=2", "Page"},
-		{"page=1&page=2", "page"},
-		{"page=1&page=1", "page"},
-		{"q=a&q=b", "q"},
-		{"sort=id&sort=name", "sort"},
-		{"q=ann&email=a@example.com&email=b@example.com", "email"},
+// The envelope is data and total, then page, per_page and total_pages only when a page was asked
+// for; data is [] when nothing matches, never null.
+func TestEmptyListIsAnEmptyArrayNotNull(t *testing.T) {
+	ann := user{ID: 1, Name: "Ann", Email: "ann@example.com"}
+	for _, tt := range []struct {
+		users []user
+		total int
+		query string
+		want  string
+	}{
+		{nil, 0, "", `{"data":[],"total":0}`},
+		{nil, 0, "page=1", `{"data":[],"total":0,"page":1,"per_page":10,"total_pages":0}`},
+		{nil, 25, "page=4", `{"data":[],"total":25,"page":4,"per_page":10,"total_pages":3}`},
+		{[]user{ann}, 1, "", `{"data":[{"id":1,"name":"Ann","email":"ann@example.com"}],"total":1}`},
+		{[]user{ann}, 3, "per_page=1", `{"data":[{"id":1,"name":"Ann","email":"ann@example.com"}],"total":3,"page":1,"per_page":1,"total_pages":3}`},
+	} {
+		if got := string(encodeList(tt.users, tt.total, parsed(t, tt.query)).body); got != tt.want {
+			t.Errorf("?%s: %s\nwant %s", tt.query, got, tt.want)
+		}
 	}
-	ts := withUsers(t, 3)
-	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			wantError(t, ts.do("GET", "/api/users?"+tt.query, "", asReader...), http.StatusBadRequest, tt.names)
-		})
+	// The store answers [] whichever way it finds nothing.
+	s := storeWith(t, numbered(2)...)
+	for _, query := range []string{"q=nobody", "email=nobody@example.com", "sort=name&q=nobody", "page=2&per_page=2"} {
+		if body := listOf(t, s, query); body.Data == nil || len(body.Data) != 0 {
+			t.Errorf("?%s: data %v, want []", query, body.Data)
+		}
 	}
-	for _, malformed := range []string{"page=%zz", "q=%", "page=1;per_page=2"} {
-		t.Run(malformed, func(t *testing.T) {
-			wantError(t, ts.do("GET", "/api/users?"+malformed, "", asReader...), http.StatusBadRequest)
-		})
+	for _, id := range []int64{1, 2} {
+		if _, err := s.commit(deleteChange(id)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// and the ones that look odd but are fine
-	for _, fine := range []string{"q=", "per_page=100", "page=1&per_page=1", "sort=-email", "q=%C3%A9"} {
-		wantStatus(t, ts.do("GET", "/api/users?"+fine, "", asReader...), http.StatusOK)
+	if got := string(s.list(parsed(t, "")).body); got != `{"data":[],"total":0}` {
+		t.Errorf("the list of a store whose users were deleted is %s", got)
 	}
 }
 
 func TestSearchAndEmailFilters(t *testing.T) {
-	ts := newTestServer(t)
-	ts.create(t, "Ann Lee", "lee@example.com")      // 1
-	ts.create(t, "Bob Stone", "bob@annex.example")  // 2
-	ts.create(t, "Carol Day", "carol@example.com")  // 3
-	ts.create(t, "Dan Ånnsen", "Dan.A@Example.org") // 4
+	s := storeWith(t,
+		user{Name: "Ann Lee", Email: "lee@example.com"},      // 1
+		user{Name: "Bob Stone", Email: "bob@annex.example"},  // 2
+		user{Name: "Carol Day", Email: "carol@example.com"},  // 3
+		user{Name: "Dan Ånnsen", Email: "Dan.A@Example.org"}) // 4
 	tests := []struct {
 		query string
 		want  string
+		total int
 	}{
-		{"?q=ANN", "[1 2]"}, // name or e-mail contains it, case-insensitively
-		{"?q=ånn", "[4]"},   // Unicode too
-		{"?q=example", "[1 2 3 4]"},
-		{"?q=", "[1 2 3 4]"}, // an empty q, as a search form sends it, filters nothing
-		{"?q=zzz", "[]"},
-		{"?q=" + url.QueryEscape("Lee@"), "[1]"},
-		{"?email=CAROL@example.COM", "[3]"}, // exact address, case-insensitively
-		{"?email=dan.a@example.org", "[4]"},
-		{"?email=carol@example", "[]"}, // exact, not contains
-		{"?email=lee@example.com&q=ann", "[1]"},
-		{"?email=lee@example.com&q=bob", "[]"},
-		{"?q=example&sort=-id&per_page=2&page=2", "[2 1]"},
+		{"q=ANN", "[1 2]", 2},    // name or e-mail contains it, case-insensitively
+		{"q=%C3%A5nn", "[4]", 1}, // Unicode too
+		{"q=example", "[1 2 3 4]", 4},
+		{"q=", "[1 2 3 4]", 4}, // an empty q, as a search form sends it, filters nothing
+		{"q=zzz", "[]", 0},
+		{"q=Lee%40", "[1]", 1},
+		{"email=CAROL@example.COM", "[3]", 1}, // exact address, case-insensitively
+		{"email=dan.a@example.org", "[4]", 1},
+		{"email=carol@example", "[]", 0}, // exact, not contains
+		{"email=lee@example.com&q=ann", "[1]", 1},
+		{"email=lee@example.com&q=bob", "[]", 0},
+		{"q=example&sort=-id&per_page=2&page=2", "[2 1]", 4}, // a page of the matches: total counts them all
 	}
 	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			body, _ := ts.list(t, tt.query)
-			if got := fmt.Sprint(idsOf(body.Data)); got != tt.want {
-				t.Errorf("ids %s, want %s", got, tt.want)
-			}
-			if body.Page == nil && *body.Total != len(body.Data) {
-				t.Errorf("unpaged total %d for %d users", *body.Total, len(body.Data))
-			}
-		})
-	}
-	body, _ := ts.list(t, "?q=example&per_page=1")
-	if *body.Total != 4 || *body.TotalPages != 4 {
-		t.Errorf("paged search: total %d, total_pages %d; want the matches before paging, 4 and 4", *body.Total, *body.TotalPages)
+		body := listOf(t, s, tt.query)
+		if got := fmt.Sprint(idsOf(body.Data)); got != tt.want || *body.Total != tt.total {
+			t.Errorf("?%s: %s of total %d, want %s of %d", tt.query, got, *body.Total, tt.want, tt.total)
+		}
 	}
 }
 
 // Names and e-mails sort by their lower-case form, then by bytes; ties go to the lower id in both
-// directions.
+// directions. A page of a sorted list is a slice of the whole sorted list, whichever way the store
+// finds it (a slice of its ids in id order, a sort of every user otherwise).
 func TestSortOrders(t *testing.T) {
-	ts := newTestServer(t)
-	ts.create(t, "bob", "zed@example.com")  // 1
-	ts.create(t, "Ann", "Amy@example.com")  // 2
-	ts.create(t, "ann", "amy@example.org")  // 3
-	ts.create(t, "Carl", "bea@example.com") // 4
-	ts.create(t, "bob", "Bea@example.net")  // 5: the same name as 1
-	ts.create(t, "Ännie", "ab@example.com") // 6: sorts after z by bytes
-	tests := []struct{ sort, want string }{
-		{"id", "[1 2 3 4 5 6]"},
-		{"-id", "[6 5 4 3 2 1]"},
-		{"name", "[2 3 1 5 4 6]"},  // "Ann" < "ann" by bytes; the two "bob" by id
-		{"-name", "[6 4 1 5 3 2]"}, // the two "bob" still by ascending id
-		{"email", "[6 2 3 4 5 1]"},
-		{"-email", "[1 5 4 3 2 6]"},
+	users := []user{
+		{1, "bob", "zed@example.com"},
+		{2, "Ann", "Amy@example.com"},
+		{3, "ann", "amy@example.org"},
+		{4, "Carl", "bea@example.com"},
+		{5, "bob", "Bea@example.net"},  // the same name as 1
+		{6, "Ännie", "ab@example.com"}, // sorts after z by bytes
 	}
+	tests := []struct {
+		sort string
+		want []int64
+	}{
+		{"id", []int64{1, 2, 3, 4, 5, 6}},
+		{"-id", []int64{6, 5, 4, 3, 2, 1}},
+		{"name", []int64{2, 3, 1, 5, 4, 6}},  // "Ann" < "ann" by bytes; the two "bob" by id
+		{"-name", []int64{6, 4, 1, 5, 3, 2}}, // the two "bob" still by ascending id
+		{"email", []int64{6, 2, 3, 4, 5, 1}},
+		{"-email", []int64{1, 5, 4, 3, 2, 6}},
+	}
+	s := storeWith(t, users...)
 	for _, tt := range tests {
 		t.Run(tt.sort, func(t *testing.T) {
-			body, _ := ts.list(t, "?sort="+tt.sort)
-			if got := fmt.Sprint(idsOf(body.Data)); got != tt.want {
-				t.Errorf("sort=%s: %s, want %s", tt.sort, got, tt.want)
+			sorted := slices.Clone(users)
+			sortUsers(sorted, tt.sort)
+			if got := idsOf(sorted); !slices.Equal(got, tt.want) {
+				t.Errorf("sortUsers(%s) = %v, want %v", tt.sort, got, tt.want)
 			}
-			// A page of a sorted list is a slice of the whole sorted list.
-			page, _ := ts.list(t, "?per_page=2&page=2&sort="+tt.sort)
-			if got, want := fmt.Sprint(idsOf(page.Data)), "["+strings.Join(strings.Fields(strings.Trim(tt.want, "[]"))[2:4], " ")+"]"; got != want {
-				t.Errorf("sort=%s, page 2 of 2: %s, want %s", tt.sort, got, want)
+			if got := idsOf(listOf(t, s, "sort="+tt.sort).Data); !slices.Equal(got, tt.want) {
+				t.Errorf("the list by %s is %v, want %v", tt.sort, got, tt.want)
+			}
+			if got := idsOf(listOf(t, s, "per_page=2&page=2&sort="+tt.sort).Data); !slices.Equal(got, tt.want[2:4]) {
+				t.Errorf("page 2 of 2 a page by %s is %v, want %v", tt.sort, got, tt.want[2:4])
 			}
 		})
 	}
@@ -345,18 +352,16 @@ func TestSortOrders(t *testing.T) {
 // Ties are common in a long list (many users share a first name): they must keep ascending id
 // order in both directions, or a client paging through the list would see users twice or never.
 func TestSortTiesGoToAscendingIDInBothDirections(t *testing.T) {
-	ts := newTestServer(t)
 	names := []string{"Kim", "al", "Kim", "Al", "kim", "Al"}
+	var users []user
 	for i := 1; i <= 60; i++ {
-		ts.create(t, names[i%len(names)], fmt.Sprintf("user%d@example.com", i))
+		users = append(users, user{ID: int64(i), Name: names[i%len(names)], Email: fmt.Sprintf("user%d@example.com", i)})
 	}
 	for _, order := range []string{"name", "-name"} {
-		body, _ := ts.list(t, "?sort="+order)
-		if len(body.Data) != 60 {
-			t.Fatalf("sort=%s: %d users, want 60", order, len(body.Data))
-		}
-		for i := 1; i < len(body.Data); i++ {
-			a, b := body.Data[i-1], body.Data[i]
+		sorted := slices.Clone(users)
+		sortUsers(sorted, order)
+		for i := 1; i < len(sorted); i++ {
+			a, b := sorted[i-1], sorted[i]
 			c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
 			if c == 0 {
 				c = strings.Compare(a.Name, b.Name)
@@ -371,49 +376,42 @@ func TestSortTiesGoToAscendingIDInBothDirections(t *testing.T) {
 	}
 }
 
+// The list's ETag is the hash of its body: equal lists have equal ETags, however they were asked
+// for and whichever way the store built them (the whole list is cached), and every change gives a
+// new one.
 func TestListETagFollowsTheList(t *testing.T) {
-	ts := withAnnAndBob(t)
-	etagOf := func(query string) string {
-		t.Helper()
-		_, w := ts.list(t, query)
-		etag := w.Header().Get("ETag")
-		if etag == "" || strings.HasPrefix(etag, "W/") {
-			t.Fatalf("list%s: ETag %q, want a strong one", query, etag)
-		}
-		return etag
-	}
+	s := storeWith(t, user{Name: "Ann", Email: "ann@example.com"}, user{Name: "Bob", Email: "bob@example.com"})
+	etagOf := func(query string) string { return s.list(parsed(t, query)).etag }
 	all := etagOf("")
-	// Equal lists have equal ETags, however they were asked for.
-	for _, same := range []string{"", "?q=", "?sort=id", "?q=example.com"} {
+	for _, same := range []string{"q=", "sort=id", "q=example.com"} {
 		if etagOf(same) != all {
-			t.Errorf("list%s has another ETag than the same list unpaged", same)
+			t.Errorf("?%s has another ETag than the same list unpaged", same)
 		}
 	}
-	// Different lists have different ones.
-	for _, other := range []string{"?sort=-id", "?page=1", "?q=ann", "?per_page=1"} {
+	for _, other := range []string{"sort=-id", "page=1", "q=ann", "per_page=1"} {
 		if etagOf(other) == all {
-			t.Errorf("list%s has the ETag of the whole list", other)
+			t.Errorf("?%s has the ETag of the whole list", other)
 		}
-	}
-	changes := []struct {
-		method, path, body string
-		status             int
-	}{
-		{"POST", "/api/users", userJSON("Carol", "carol@example.com"), 201},
-		{"PATCH", "/api/users/3", `{"name":"Caroline"}`, 200},
-		{"PUT", "/api/users/1", userJSON("Ann", "ANN@example.com"), 200},
-		{"DELETE", "/api/users/3", "", 204},
 	}
 	previous := all
-	for _, c := range changes {
-		wantStatus(t, ts.do(c.method, c.path, c.body, join(asWriter, asJSON)...), c.status)
-		if now := etagOf(""); now == previous {
-			t.Errorf("the list's ETag did not change after %s %s", c.method, c.path)
-		} else {
-			previous = now
+	for _, c := range []change{
+		createChange("Carol", "carol@example.com"),
+		patchName(3, "Caroline"),
+		replaceChange(1, "Ann", "ANN@example.com"),
+		deleteChange(3),
+	} {
+		if _, err := s.commit(c); err != nil {
+			t.Fatal(err)
 		}
+		now := etagOf("")
+		if now == previous || now != etagOf("q=") {
+			t.Errorf("after %+v the whole list's ETag is %s, was %s, and the same list filtered has %s", c, now, previous, etagOf("q="))
+		}
+		previous = now
 	}
-	wantStatus(t, ts.do("PUT", "/api/users/1", userJSON("Ann", "ann@example.com"), join(asWriter, asJSON)...), http.StatusOK)
+	if _, err := s.commit(replaceChange(1, "Ann", "ann@example.com")); err != nil {
+		t.Fatal(err)
+	}
 	if etagOf("") != all {
 		t.Error("the list is as it was, but its ETag is not")
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,66 +12,41 @@ import (
 // The rules of respond.go: every answer is JSON with its length, and every error the one error body
 // (docs/api.md, "Responses").
 
-// Every /api/ answer and every error is JSON; 204 and 304 have no body and no Content-Type.
-func TestAnswersAreJSONBut204And304HaveNoBody(t *testing.T) {
-	for _, e := range anAnswerOfEachKind(t) {
-		t.Run(e.name, func(t *testing.T) {
-			w := e.send(t)
-			switch {
-			case w.Code == http.StatusNoContent || w.Code == http.StatusNotModified:
-				wantNoBody(t, w)
-			case w.Code >= 400 && e.path != "/healthz": // /healthz answers 503 with its status
-				errorBody(t, w)
-			default:
-				wantHeader(t, w.Header(), "Content-Type", "application/json")
-				if !json.Valid(w.Body.Bytes()) {
-					t.Errorf("body %q is not JSON", w.Body)
-				}
-			}
-		})
+// writeBody sends every body with its type and its length, so that no answer goes out chunked.
+func TestWriteBodySendsItsTypeAndLength(t *testing.T) {
+	body := []byte(strings.Repeat(`{"id":1,"name":"Ann","email":"ann@example.com"},`, 100)) // past net/http's 2 KiB buffer
+	w := httptest.NewRecorder()
+	writeBody(w, http.StatusCreated, "text/css; charset=utf-8", body)
+	wantStatus(t, w, http.StatusCreated)
+	wantHeader(t, w.Header(), "Content-Type", "text/css; charset=utf-8")
+	wantHeader(t, w.Header(), "Content-Length", fmt.Sprint(len(body)))
+	if w.Body.String() != string(body) {
+		t.Errorf("body %.80s..., want the %d bytes given", w.Body, len(body))
 	}
 }
 
-// Every body goes out with its Content-Length, never chunked: net/http counts the short ones
-// (writeJSON leaves them to it), and the service counts a long list. Only a real connection shows
-// it.
-func TestEveryAnswerHasAContentLength(t *testing.T) {
-	ts := newTestServer(t)
-	for i := range 40 { // a list longer than net/http's 2 KiB buffer
-		ts.create(t, fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i))
+// An error answer replaces the representation a handler began: no cache may store it, and it
+// carries none of the representation's headers (ETag, Location, Content-Location, Link), whatever
+// the handler had set; the headers of every answer stay.
+func TestErrorAnswerIsNeverStoredAndCarriesNoHeaderOfTheRepresentation(t *testing.T) {
+	w := httptest.NewRecorder()
+	for name, value := range map[string]string{"ETag": `"abc"`, "Location": "/api/users/1", "Content-Location": "/api/users/1",
+		"Link": `</api/users?page=2>; rel="next"`, "Cache-Control": "private, no-cache", "Vary": "Authorization", "X-Request-Id": "r-1"} {
+		w.Header().Set(name, value)
 	}
-	server := httptest.NewServer(ts.handler)
-	defer server.Close()
-	answers := []struct{ method, path, body string }{
-		{"GET", "/api/users/1", ""},
-		{"GET", "/api/users", ""},
-		{"GET", "/api/users?per_page=2", ""},
-		{"POST", "/api/users", `{"name":"Ann","email":"ann@example.com"}`},
-		{"PATCH", "/api/users/2", `{"name":"Bob"}`},
-		{"POST", "/api/users", `{"name":""}`},
-		{"GET", "/api/users/999", ""},
-		{"DELETE", "/api/users", ""},
-		{"GET", "/healthz", ""},
-		{"GET", "/openapi.json", ""},
+	writeError(w, httptest.NewRequest("GET", "/api/users?page=1", nil), newLogger("text", io.Discard), errIfMatchFailed)
+	wantStatus(t, w, http.StatusPreconditionFailed)
+	for _, name := range []string{"ETag", "Location", "Content-Location", "Link"} {
+		if got := w.Header().Values(name); len(got) > 0 {
+			t.Errorf("the error answer carries %s %q", name, got)
+		}
 	}
-	for _, a := range answers {
-		t.Run(a.method+" "+a.path, func(t *testing.T) {
-			resp, body := sendTo(t, server.Client(), a.method, server.URL+a.path, a.body, join(asWriter, asJSON)...)
-			if len(body) == 0 || resp.ContentLength != int64(len(body)) || resp.TransferEncoding != nil {
-				t.Errorf("%d: Content-Length %d, transfer encoding %q, for a body of %d bytes",
-					resp.StatusCode, resp.ContentLength, resp.TransferEncoding, len(body))
-			}
-		})
-	}
-}
-
-// Accept is not negotiated: the API speaks JSON to every client and never answers 406.
-func TestAcceptIsNotNegotiated(t *testing.T) {
-	ts := withAnnAndBob(t)
-	for _, accept := range []string{"text/html", "application/xml", "image/png;q=1, */*;q=0"} {
-		w := ts.do("GET", "/api/users/1", "", join(asReader, []string{"Accept", accept})...)
-		wantStatus(t, w, http.StatusOK)
-		wantHeader(t, w.Header(), "Content-Type", "application/json")
+	wantHeader(t, w.Header(), "Cache-Control", "no-store")
+	wantHeader(t, w.Header(), "Content-Type", "application/json")
+	wantHeader(t, w.Header(), "Vary", "Authorization")
+	wantHeader(t, w.Header(), "X-Request-Id", "r-1")
+	if want := `{"error":"` + errIfMatchFailed.message + `"}`; w.Body.String() != want {
+		t.Errorf("body %s, want %s", w.Body, want)
 	}
 }
 
