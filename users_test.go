@@ -378,8 +378,9 @@ func TestQueryOnAnyRouteButTheListIs400NamingIt(t *testing.T) {
 		{"/api/users/1?fields=name", `"fields"`},
 		{"/api/users/1?force", `"force"`},
 		{"/api/users/1?a=1&b=2", `"a"`},
-		{"/api/users/1?debug&b=2", `"debug"`},
-		{"/api/users/1?q%20x=1", `"q%20x"`},
+		{"/api/users/1?debug&b=2", `"b"`}, // the first in order, as the list names a parameter
+		{"/api/users/1?q%20x=1", `"q x"`}, // as url.ParseQuery reads it, as the list does
+		{"/api/users/1?&", `"&"`},         // a query that holds no parameter is named whole
 		{"/api/users/1?" + strings.Repeat("n", 41) + "=1", `"` + strings.Repeat("n", 40) + `..."`},
 	}
 	for _, tt := range tests {
