@@ -2,12 +2,9 @@ package main
 
 import "math"
 
-// How a writer judges a batch of changes (store.go): each against the published users and the
-// batch's own earlier writes, so that e-mails stay unique and each id is given once even among
-// changes that readers will see all at once.
-
-// A batch is the changes one writer judges together, each against the published users and the
-// batch's own earlier writes, which readers cannot see yet.
+// A batch is the changes one writer judges together (store.go), each against the published users
+// and the batch's own earlier writes, which readers cannot see yet: so e-mails stay unique and each
+// id is given once, even among changes that readers will see all at once.
 type batch struct {
 	store  *userStore
 	lastID int64
