@@ -35,8 +35,9 @@ func (problems fieldProblems) err() *apiError {
 	return &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
 }
 
-// MarshalJSON encodes the problems as one JSON object whose members keep their order: a map would
-// sort them, and a struct would need a field for every rule.
+// MarshalJSON encodes the problems as one JSON object whose members keep their order, each name
+// and value encoded by encoding/json: a map would sort them, and a struct with a field for name
+// and one for email would drop, without a word, the problem of a field a later rule adds.
 func (problems fieldProblems) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')

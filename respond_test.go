@@ -75,6 +75,16 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 	if !strings.Contains(log.String(), "disk on fire") {
 		t.Errorf("the detail of the failure is not in the log:\n%s", log)
 	}
+	// The cause is logged under the request id the client got, so the two can be matched.
+	w := ts.do("DELETE", "/api/users/1", "", join(asWriter, []string{"X-Request-Id", "failed-delete"})...)
+	wantStatus(t, w, http.StatusInternalServerError)
+	logged := false
+	for _, record := range log.records(t) {
+		logged = logged || record["msg"] == "request failed" && record["request_id"] == "failed-delete"
+	}
+	if !logged {
+		t.Errorf("no \"request failed\" record names the request id failed-delete:\n%s", log)
+	}
 	wantStatus(t, ts.do("GET", "/api/users", "", asReader...), http.StatusOK) // reads go on
 }
 
