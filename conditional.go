@@ -91,27 +91,31 @@ func strongly(tag, current string) bool { return tag == current }
 // weakly is the weak comparison, which If-None-Match uses: W/ is ignored.
 func weakly(tag, current string) bool { return strings.TrimPrefix(tag, "W/") == current }
 
-// parseTagList reads an If-Match or If-None-Match value by RFC 9110 §8.8.3's grammar, as
-// net/http's own checkIfMatch does: entity tags and *, between commas and white space. From a
-// part that is not an entity tag on, nothing more is read, so that part matches nothing.
-func parseTagList(list string) tagList {
+// parseTagList reads an If-Match or If-None-Match value by RFC 9110's grammar: "*" alone, or
+// entity tags separated by commas (§13.1.1: If-Match = "*" / #entity-tag), white space around
+// each, empty elements skipped (§5.6.1). Reading stops at the first part that is not an entity tag
+// followed by a comma or the end, as in net/http's own checkIfMatch: that part, and every tag
+// after it, match nothing.
+func parseTagList(value string) tagList {
+	if strings.Trim(value, " \t") == "*" {
+		return tagList{"*"}
+	}
 	var tags tagList
-	for {
-		list = strings.TrimLeft(list, " \t")
-		switch {
-		case list == "":
+	for rest := value; ; {
+		rest = strings.TrimLeft(rest, " \t")
+		if rest == "" {
 			return tags
-		case list[0] == ',':
-			list = list[1:]
-		case list[0] == '*':
-			tags, list = append(tags, "*"), list[1:]
-		default:
-			tag, rest, ok := scanEntityTag(list)
-			if !ok {
-				return tags
-			}
-			tags, list = append(tags, tag), rest
 		}
+		if rest[0] == ',' { // an empty element
+			rest = rest[1:]
+			continue
+		}
+		tag, after, ok := scanEntityTag(rest)
+		after = strings.TrimLeft(after, " \t")
+		if !ok || after != "" && after[0] != ',' {
+			return tags
+		}
+		tags, rest = append(tags, tag), after
 	}
 }
 

@@ -229,6 +229,15 @@ func TestTagListsAreReadByTheGrammar(t *testing.T) {
 		{"\"obs-text \xe9\"", nil},
 		{"\"obs-text\xe9\"", tagList{"\"obs-text\xe9\""}},
 		{``, nil},
+		// "*" is the whole value or nothing (If-Match = "*" / #entity-tag), and tags are separated
+		// by commas: none of these lists matches the tag after its first part.
+		{` * `, tagList{"*"}},
+		{`*, "x"`, nil},
+		{`"x", *`, tagList{`"x"`}},
+		{`**`, nil},
+		{`"x" "y"`, nil},
+		{`"x""y"`, nil},
+		{`"x", "y" "z"`, tagList{`"x"`}},
 	}
 	for _, tt := range tests {
 		if got := parseTagList(tt.list); fmt.Sprint(got) != fmt.Sprint(tt.want) {
