@@ -168,22 +168,13 @@ func (u userBody) patch(id int64) (userFields, error) {
 	return u.fields(optional)
 }
 
-// idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path: clients often send
-// back what they read.
+// idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON
+// integer: clients often send back what they read, and that is how they read it.
 func (u userBody) idIsThePaths(id int64) error {
-	if u.id.given && !sameInteger(u.id.raw, id) {
-		return badRequest(fmt.Sprintf("id in the body must be the id of the path (%d), or left out", id))
+	if u.id.given && string(u.id.raw) != strconv.FormatInt(id, 10) {
+		return badRequest(fmt.Sprintf("id in the body must be the id of the path, written as the integer %d, or left out", id))
 	}
 	return nil
-}
-
-// sameInteger reports whether a JSON value is id: 7, 7.0 or 7e0, but beyond 2^53 only 7.
-func sameInteger(value json.RawMessage, id int64) bool {
-	if n, err := strconv.ParseInt(string(value), 10, 64); err == nil {
-		return n == id
-	}
-	f, err := strconv.ParseFloat(string(value), 64)
-	return err == nil && id < 1<<53 && f == float64(id)
 }
 
 // syntaxError turns a decoding error into a 400 that says where the JSON breaks, in our words:
