@@ -11,17 +11,16 @@ import (
 	"strings"
 )
 
-// A role is what a token may do: read, or read and write.
+// A role is what a bearer token may do: read, or read and write.
 type role int
 
 const (
-	roleNone role = iota
-	roleRead
+	roleRead role = iota + 1
 	roleWrite
 )
 
-// tokens are the tokens USERS_TOKENS sets, each kept only as its SHA-256 hash: compared in
-// constant time, the hashes reveal nothing.
+// tokens are the tokens the server takes, each kept only as its SHA-256 hash: compared in constant
+// time, the hashes reveal nothing, and no token is held in memory as itself.
 type tokens []token
 
 type token struct {
@@ -29,7 +28,8 @@ type token struct {
 	role role
 }
 
-// parseTokens reads USERS_TOKENS, TOKEN:ROLE entries; a problem names an entry by its position only.
+// parseTokens reads USERS_TOKENS: TOKEN:ROLE entries, separated by commas. A problem names an
+// entry by its position, never by its token.
 func parseTokens(value string) (tokens, error) {
 	var t tokens
 	for i, entry := range strings.Split(value, ",") {
@@ -45,7 +45,7 @@ func parseTokens(value string) (tokens, error) {
 		case !isBearerToken(secret):
 			return nil, fmt.Errorf("USERS_TOKENS: the token of entry %d has characters a bearer token cannot have (RFC 6750 allows A-Z a-z 0-9 - . _ ~ + / and trailing =)", position)
 		}
-		granted := roleNone
+		var granted role
 		switch roleName {
 		case "read":
 			granted = roleRead
@@ -65,6 +65,14 @@ func parseTokens(value string) (tokens, error) {
 	return t, nil
 }
 
+// isBearerToken reports whether s is an RFC 6750 b64token: 1*( ALPHA / DIGIT / "-._~+/" ) *"="
+func isBearerToken(s string) bool {
+	body := strings.TrimRight(s, "=")
+	return body != "" && strings.Trim(body, alphanumerics+"-._~+/") == ""
+}
+
+const alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
 // randomHex returns n random bytes from crypto/rand as 2n hex digits: tokens and request ids.
 func randomHex(n int) string {
 	random := make([]byte, n)
@@ -74,51 +82,39 @@ func randomHex(n int) string {
 	return hex.EncodeToString(random)
 }
 
-// isBearerToken reports whether s is an RFC 6750 b64token: 1*( ALPHA / DIGIT / "-._~+/" ) *"="
-func isBearerToken(s string) bool {
-	body := strings.TrimRight(s, "=")
-	return body != "" && strings.Trim(body, alphanumerics+"-._~+/") == ""
-}
-
-const alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
 // The failures of authentication and permission, each with its challenge (RFC 6750 §3).
 var (
-	errNoToken = &apiError{status: http.StatusUnauthorized,
-		message: "this API needs a bearer token: send Authorization: Bearer <token>",
-		header:  headerWith("WWW-Authenticate", `Bearer realm="users"`)}
-	errInvalidToken = &apiError{status: http.StatusUnauthorized,
-		message: "the bearer token is malformed or unknown",
-		header:  headerWith("WWW-Authenticate", `Bearer realm="users", error="invalid_token"`)}
-	errReadOnly = &apiError{status: http.StatusForbidden,
-		message: "this token may only read: changing users needs a token with the write role",
-		header:  headerWith("WWW-Authenticate", `Bearer realm="users", error="insufficient_scope"`)}
+	errNoToken = newError(http.StatusUnauthorized, "this API needs a bearer token: send Authorization: Bearer <token>").
+			withHeader("WWW-Authenticate", `Bearer realm="users"`)
+	errInvalidToken = newError(http.StatusUnauthorized, "the bearer token is malformed or unknown").
+			withHeader("WWW-Authenticate", `Bearer realm="users", error="invalid_token"`)
+	errReadOnly = newError(http.StatusForbidden, "this token may only read: changing users needs a token with the write role").
+			withHeader("WWW-Authenticate", `Bearer realm="users", error="insufficient_scope"`)
 )
 
-// authenticate finds the role of the request's bearer token (RFC 6750 §2.1).
+// authenticate returns the role of the request's bearer token (RFC 6750 §2.1): the header is the
+// scheme, one or more spaces, and the token, with nothing after it. An empty header is no header.
 func (t tokens) authenticate(r *http.Request) (role, error) {
 	values := r.Header.Values("Authorization")
 	if len(values) > 1 {
-		return roleNone, errInvalidToken
+		return 0, errInvalidToken
 	}
 	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
-		return roleNone, errNoToken
+		return 0, errNoToken
 	}
-	// The scheme, one or more spaces, the token, and nothing after it. The scheme is
-	// case-insensitive (RFC 9110 §11.1).
-	scheme, token, _ := strings.Cut(values[0], " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return roleNone, errNoToken
+	scheme, secret, _ := strings.Cut(values[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") { // the scheme is case-insensitive (RFC 9110 §11.1)
+		return 0, errNoToken
 	}
-	hash := sha256.Sum256([]byte(strings.TrimLeft(token, " "))) // a malformed token is an unknown one
-	found := roleNone
+	hash := sha256.Sum256([]byte(strings.TrimLeft(secret, " "))) // a malformed token is an unknown one
+	var found role
 	for _, known := range t { // every entry is compared, so the time taken tells nothing
 		if subtle.ConstantTimeCompare(hash[:], known.hash[:]) == 1 {
 			found = known.role
 		}
 	}
-	if found == roleNone {
-		return roleNone, errInvalidToken
+	if found == 0 {
+		return 0, errInvalidToken
 	}
 	return found, nil
 }
@@ -126,13 +122,15 @@ func (t tokens) authenticate(r *http.Request) (role, error) {
 // roleKey is the context key of the token's role: a type of our own, so no other key collides.
 type roleKey struct{}
 
+// withRole returns the request carrying the role of its token, for requireWrite.
 func withRole(r *http.Request, granted role) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
 }
 
-// requireRole lets a request through when its token's role covers the route's (write covers read).
-func requireRole(r *http.Request, needed role) error {
-	if granted, _ := r.Context().Value(roleKey{}).(role); granted < needed {
+// requireWrite lets a request through when its token may write: 403 otherwise. Reading needs no
+// check of its own: every token that authenticates may read.
+func requireWrite(r *http.Request) error {
+	if granted, _ := r.Context().Value(roleKey{}).(role); granted != roleWrite {
 		return errReadOnly
 	}
 	return nil

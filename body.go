@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/mail"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -21,17 +20,28 @@ const maxBodyBytes = 1 << 20
 
 var errBodyTooLarge = newError(http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB (1048576 bytes)")
 
-// The media types of each method's body, named in Accept-Post and Accept-Patch (RFC 5789 §3.1).
-var (
-	bodyMediaTypes = map[string][]string{
-		http.MethodPost:  {"application/json"},
-		http.MethodPut:   {"application/json"},
-		http.MethodPatch: {"application/json", "application/merge-patch+json"},
-	}
-	acceptHeaders = map[string]string{http.MethodPost: "Accept-Post", http.MethodPatch: "Accept-Patch"}
+// The media types a body may have. PATCH also takes a JSON Merge Patch's own (RFC 7396 §4), and
+// says so in Accept-Patch (RFC 5789 §3.1), as POST does in Accept-Post.
+const (
+	acceptPost  = "application/json"
+	acceptPatch = "application/json, application/merge-patch+json"
 )
 
-// readUserBody reads a POST, PUT or PATCH body: 415, 413, then 400 for the query or the body.
+// unsupportedMediaType is the 415 of a method's body, naming the media types it takes: POST in
+// Accept-Post, PATCH in Accept-Patch (RFC 5789 §3.1). HTTP has no such header for PUT.
+func unsupportedMediaType(method, message string) *apiError {
+	e := newError(http.StatusUnsupportedMediaType, message)
+	switch method {
+	case http.MethodPost:
+		return e.withHeader("Accept-Post", acceptPost)
+	case http.MethodPatch:
+		return e.withHeader("Accept-Patch", acceptPatch)
+	}
+	return e
+}
+
+// readUserBody reads the body of a POST, PUT or PATCH: 415, 413, then 400 for the query, then 400
+// for the body (docs/api.md, "The order of the checks").
 func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 	body, err := readJSONBody(w, r)
 	if err != nil {
@@ -46,19 +56,16 @@ func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 // readJSONBody checks the media type and the size, and returns the whole body: read to its end
 // before it is judged, a body over the limit is 413 whatever it holds.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	accepted := bodyMediaTypes[r.Method]
-	refused := &apiError{status: http.StatusUnsupportedMediaType, header: http.Header{},
-		message: "send the body as JSON, with Content-Type: " + strings.Join(accepted, " or ")}
-	if name, ok := acceptHeaders[r.Method]; ok {
-		refused.header.Set(name, strings.Join(accepted, ", "))
-	}
-	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")) // lower-cases the type
+	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")) // lower-cases the type and the names
 	switch {
-	case err != nil || !slices.Contains(accepted, mediaType) || params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
-		return nil, refused
+	case r.Method == http.MethodPatch && (err != nil || mediaType != "application/json" && mediaType != "application/merge-patch+json"):
+		return nil, unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: application/json or application/merge-patch+json")
+	case err != nil || mediaType != "application/json" && r.Method != http.MethodPatch:
+		return nil, unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: application/json")
+	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
+		return nil, unsupportedMediaType(r.Method, "send the body as JSON in UTF-8: charset may only be utf-8")
 	case len(r.Header.Values("Content-Encoding")) > 0:
-		refused.message = "send the body uncompressed, without a Content-Encoding"
-		return nil, refused
+		return nil, unsupportedMediaType(r.Method, "send the body uncompressed, without a Content-Encoding")
 	case r.ContentLength > maxBodyBytes:
 		return nil, errBodyTooLarge // known from the headers: no need to read a byte
 	}
@@ -73,76 +80,95 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// userBody is a user as a client sent it, before the field rules are applied.
+// userBody is a body as a client sent it, before the rules of POST, PUT or PATCH are applied.
 type userBody struct {
-	id, name, email bodyField
+	id          json.RawMessage // the id as sent; nil when the body has none
+	name, email bodyField
 }
 
-// A bodyField is one member of a body as it was sent, before the field rules.
+// A bodyField is name or email as sent: absent, null, or a string.
 type bodyField struct {
-	given bool // the member was in the body, null included
+	given bool // the member is in the body, null included
 	null  bool
-	raw   json.RawMessage // the value as sent
-	text  string          // the value of a string
+	text  string
 }
 
-// decodeUserBody reads one JSON object whose members are among id, name and email.
+// decodeUserBody reads one JSON object whose members are among id, name and email. Problems are
+// found in the document's order, and the first is the answer: each member's value is judged as
+// soon as it is read, before anything after it.
 func decodeUserBody(body []byte) (userBody, error) {
-	var user userBody
+	var u userBody
 	switch {
 	case !utf8.Valid(body): // encoding/json would quietly turn bad bytes into U+FFFD
-		return user, badRequest("the body is not valid UTF-8")
+		return u, badRequest("the body is not valid UTF-8")
 	case bytes.HasPrefix(body, []byte("\uFEFF")):
-		return user, badRequest("the body starts with a byte-order mark: send JSON without one (RFC 8259 §8.1)")
+		return u, badRequest("the body starts with a byte-order mark: send JSON without one (RFC 8259 §8.1)")
 	case len(bytes.TrimSpace(body)) == 0:
-		return user, badRequest(`the body is empty: send a JSON object such as {"name": "Ann", "email": "ann@example.com"}`)
+		return u, badRequest(`the body is empty: send a JSON object such as {"name": "Ann", "email": "ann@example.com"}`)
 	}
 	// Walking the tokens shows member names exactly as sent: json.Unmarshal would match "Name" to
 	// name, and let a repeated member silently win.
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	if token, err := decoder.Token(); err != nil {
-		return user, syntaxError(err)
+		return u, syntaxError(err)
 	} else if token != json.Delim('{') {
-		return user, badRequest(`the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`)
+		return u, badRequest(`the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`)
 	}
-	members := map[string]*bodyField{"id": &user.id, "name": &user.name, "email": &user.email}
+	seen := map[string]bool{}
 	for decoder.More() {
 		token, err := decoder.Token()
 		if err != nil {
-			return user, syntaxError(err)
+			return u, syntaxError(err)
 		}
-		name, ok := token.(string)
-		if !ok { // inside an object the decoder gives member names as strings: never reached
-			return user, badRequest("the body is not valid JSON")
-		}
+		member, _ := token.(string) // inside an object, json.Decoder gives each member's name as a string
 		var value json.RawMessage
 		if err := decoder.Decode(&value); err != nil {
-			return user, syntaxError(err)
+			return u, syntaxError(err)
 		}
-		field, known := members[name]
-		if !known {
-			return user, badRequest(fmt.Sprintf("unknown field %s: a user has only name and email", quoteForMessage(name)))
+		var field *bodyField
+		switch member {
+		case "id":
+		case "name":
+			field = &u.name
+		case "email":
+			field = &u.email
+		default:
+			return u, badRequest(fmt.Sprintf("unknown field %s: a user has only name and email", quoteForMessage(member)))
 		}
-		if field.given {
-			return user, badRequest(fmt.Sprintf("the member %q appears twice: each member may appear once (RFC 8259 §4)", name))
+		if seen[member] {
+			return u, badRequest(fmt.Sprintf("the member %q appears twice: each member may appear once (RFC 8259 §4)", member))
 		}
-		field.given, field.null, field.raw = true, string(value) == "null", value
-		if name != "id" && !field.null && json.Unmarshal(value, &field.text) != nil {
-			return user, fieldProblems{{name, name + " must be a string"}}.err()
+		seen[member] = true
+		if field == nil {
+			u.id = value
+			continue
+		}
+		field.given, field.null = true, string(value) == "null"
+		if !field.null && json.Unmarshal(value, &field.text) != nil {
+			return u, wrongType(member)
 		}
 	}
 	if _, err := decoder.Token(); err != nil { // the closing brace
-		return user, syntaxError(err)
+		return u, syntaxError(err)
 	}
 	if _, err := decoder.Token(); err != io.EOF {
-		return user, badRequest("the body must hold one JSON object and nothing after it")
+		return u, badRequest("the body must hold one JSON object and nothing after it")
 	}
-	return user, nil
+	return u, nil
+}
+
+// wrongType is the 400 of a field whose value is not a string, reported on its own.
+func wrongType(member string) error {
+	problem := member + " must be a string"
+	if member == "name" {
+		return fieldsError(fieldProblems{Name: problem})
+	}
+	return fieldsError(fieldProblems{Email: problem})
 }
 
 // newUser applies the rules of a POST body: the whole user, and no id, which is the server's to give.
 func (u userBody) newUser() (userFields, error) {
-	if u.id.given {
+	if u.id != nil {
 		return userFields{}, badRequest("id is assigned by the server: leave it out of the body")
 	}
 	return u.fields(required)
@@ -171,7 +197,7 @@ func (u userBody) patch(id int64) (userFields, error) {
 // idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON
 // integer: clients often send back what they read, and that is how they read it.
 func (u userBody) idIsThePaths(id int64) error {
-	if u.id.given && string(u.id.raw) != strconv.FormatInt(id, 10) {
+	if u.id != nil && string(u.id) != strconv.FormatInt(id, 10) {
 		return badRequest(fmt.Sprintf("id in the body must be the id of the path, written as the integer %d, or left out", id))
 	}
 	return nil
@@ -204,14 +230,8 @@ const (
 func (u userBody) fields(p presence) (userFields, error) {
 	name, nameProblem := u.name.check("name", p, nameRule)
 	email, emailProblem := u.email.check("email", p, emailRule)
-	var problems fieldProblems
-	for _, fp := range []fieldProblem{{"name", nameProblem}, {"email", emailProblem}} {
-		if fp.problem != "" {
-			problems = append(problems, fp)
-		}
-	}
-	if len(problems) > 0 {
-		return userFields{}, problems.err()
+	if nameProblem != "" || emailProblem != "" {
+		return userFields{}, fieldsError(fieldProblems{Name: nameProblem, Email: emailProblem})
 	}
 	return userFields{name: name, email: email}, nil
 }
@@ -247,9 +267,9 @@ func nameRule(name string) string {
 	return ""
 }
 
-// emailRule returns what is wrong with an e-mail, or "": it must be a bare address that net/mail
-// gives back unchanged, its domain not in brackets
-// (Go versions disagree on those).
+// emailRule returns what is wrong with an e-mail, or "": it must be a bare address (RFC 5322
+// addr-spec) that net/mail gives back unchanged, so no display name, angle brackets or comments,
+// and its domain not an address in brackets, which Go 1.22 and 1.26 read differently.
 func emailRule(email string) string {
 	if len(email) > 254 { // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
 		return "email must be at most 254 bytes"

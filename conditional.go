@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Conditional requests (RFC 9110 §13): every representation has a strong ETag, a 64-bit FNV-1a
+// Conditional requests (RFC 9110 §13). Every representation has a strong ETag, a 64-bit FNV-1a
 // hash of its bytes, so equal representations have equal tags and any change gives a new one.
 
 // entityTag returns the strong ETag of a representation.
@@ -32,19 +32,22 @@ type preconditions struct {
 	ifMatch, ifNoneMatch *tagList
 }
 
-// A tagList is what an If-Match or If-None-Match header lists: entity tags, and * for any.
-type tagList []string
+// A tagList is what an If-Match or If-None-Match header holds: "*", or entity tags.
+type tagList struct {
+	any  bool // "*": any current representation matches
+	tags []string
+}
 
 // readPreconditions reads the preconditions of a request. A list may be spread over several
-// header lines, which make one list (RFC 9110 §5.3).
+// header lines, which together make one list (RFC 9110 §5.3).
 func readPreconditions(r *http.Request) preconditions {
 	read := func(name string) *tagList {
 		lines := r.Header.Values(name)
 		if len(lines) == 0 {
 			return nil
 		}
-		tags := parseTagList(strings.Join(lines, ","))
-		return &tags
+		list := parseTagList(strings.Join(lines, ","))
+		return &list
 	}
 	return preconditions{ifMatch: read("If-Match"), ifNoneMatch: read("If-None-Match")}
 }
@@ -74,11 +77,14 @@ func (p preconditions) checkWrite(etag string) error {
 	return nil
 }
 
-// matches reports whether one of the listed tags matches the current ETag of a target that exists,
-// * matching any (RFC 9110 §13.1.1, §13.1.2).
+// matches reports whether the list matches the current ETag of a target that exists: "*" always
+// does, and a tag does when compare says so (RFC 9110 §13.1.1, §13.1.2).
 func (list tagList) matches(current string, compare func(tag, current string) bool) bool {
-	for _, tag := range list {
-		if tag == "*" || compare(tag, current) {
+	if list.any {
+		return true
+	}
+	for _, tag := range list.tags {
+		if compare(tag, current) {
 			return true
 		}
 	}
@@ -92,19 +98,19 @@ func strongly(tag, current string) bool { return tag == current }
 func weakly(tag, current string) bool { return strings.TrimPrefix(tag, "W/") == current }
 
 // parseTagList reads an If-Match or If-None-Match value by RFC 9110's grammar: "*" alone, or
-// entity tags separated by commas (§13.1.1: If-Match = "*" / #entity-tag), white space around
-// each, empty elements skipped (§5.6.1). Reading stops at the first part that is not an entity tag
-// followed by a comma or the end, as in net/http's own checkIfMatch: that part, and every tag
-// after it, match nothing.
+// entity tags separated by commas (§13.1.1: If-Match = "*" / #entity-tag), with white space
+// around each and empty elements skipped (§5.6.1). Reading stops at the first part that is not an
+// entity tag followed by a comma or the end, as in net/http's own checkIfMatch: that part, and
+// every tag after it, match nothing.
 func parseTagList(value string) tagList {
 	if strings.Trim(value, " \t") == "*" {
-		return tagList{"*"}
+		return tagList{any: true}
 	}
-	var tags tagList
+	var list tagList
 	for rest := value; ; {
 		rest = strings.TrimLeft(rest, " \t")
 		if rest == "" {
-			return tags
+			return list
 		}
 		if rest[0] == ',' { // an empty element
 			rest = rest[1:]
@@ -113,14 +119,15 @@ func parseTagList(value string) tagList {
 		tag, after, ok := scanEntityTag(rest)
 		after = strings.TrimLeft(after, " \t")
 		if !ok || after != "" && after[0] != ',' {
-			return tags
+			return list
 		}
-		tags, rest = append(tags, tag), after
+		list.tags, rest = append(list.tags, tag), after
 	}
 }
 
-// scanEntityTag reads the entity tag at the start of s: W/ for a weak one, then etagc characters
-// between double quotes, where etagc is any visible character but the quote, or obs-text.
+// scanEntityTag reads the entity tag at the start of s (RFC 9110 §8.8.3): W/ for a weak one, then
+// etagc characters between double quotes, where etagc is any visible character but the quote, or
+// a byte of obs-text (0x80 and above).
 func scanEntityTag(s string) (tag, rest string, ok bool) {
 	start := 0
 	if strings.HasPrefix(s, "W/") {
@@ -134,7 +141,7 @@ func scanEntityTag(s string) (tag, rest string, ok bool) {
 		case c == '"':
 			return s[:i+1], s[i+1:], true
 		case c == 0x21 || 0x23 <= c && c <= 0x7e || c >= 0x80: // etagc
-		default: // a space, a control character
+		default: // a space, a tab, a control character
 			return "", s, false
 		}
 	}

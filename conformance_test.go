@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -17,95 +15,91 @@ import (
 )
 
 // The conformance kit (conformance/kit) states the rules of docs/api.md over HTTP, once. These
-// tests run every rule of every tier against the service, and prove that the kit catches a server
+// tests run every rule of every tier against the service, each rule a subtest
+// (go test -run 'TestKit/create/201-location' runs one), and prove that the kit catches a server
 // that breaks a rule on purpose, and only that rule.
 
-const (
-	kitWriteToken = "kit-write-token"
-	kitReadToken  = "kit-read-token"
-	kitOrigin     = "http://localhost:3000"
-)
+const kitOrigin = "http://localhost:3000"
 
-// serviceForKit is the whole service on a fresh, empty store, with a write and a read token and
-// CORS on for the kit's origin: the one place these tests build it.
-func serviceForKit(t *testing.T) http.Handler {
-	t.Helper()
-	tokens, err := parseTokens(kitWriteToken + ":write," + kitReadToken + ":read")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cors, err := parseCORSOrigins(kitOrigin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := newUserStore()
-	return newServer(config{cors: cors}, newLogger("text", io.Discard), tokens, store, nil)
+// kitConfig is how the kit reaches a server at url: the tests' tokens, and the origin the service
+// allows (newKitServer).
+func kitConfig(url string) kit.Config {
+	return kit.Config{URL: url, WriteToken: writeToken, ReadToken: readToken, Origin: kitOrigin}
 }
 
-// runKit serves handler over a real connection (a body after HEAD or 304 shows only there), runs
-// every rule against it, and checks that the kit left the users as it found them.
-func runKit(t *testing.T, handler http.Handler) *kit.Report {
+// newKitServer serves handler over a real connection, since a body after HEAD or 304 shows only
+// there.
+func newKitServer(t *testing.T, handler http.Handler) *httptest.Server {
 	t.Helper()
 	server := httptest.NewServer(handler)
-	defer server.Close()
-	list := func() string {
-		resp, body := sendTo(t, server.Client(), "GET", server.URL+"/api/users", "", "Authorization", "Bearer "+kitReadToken)
-		var users listBody
-		if err := json.Unmarshal(body, &users); resp.StatusCode != http.StatusOK || err != nil {
-			t.Fatalf("GET /api/users: %d %s", resp.StatusCode, body)
-		}
-		return fmt.Sprint(users.Data)
+	t.Cleanup(server.Close)
+	return server
+}
+
+func TestKit(t *testing.T) {
+	server := newKitServer(t, newTestServer(t, "-cors-origin", kitOrigin))
+	for _, rule := range kit.Rules() {
+		t.Run(rule.ID, func(t *testing.T) {
+			report, err := kit.Run(context.Background(), kitConfig(server.URL), []kit.Rule{rule})
+			if err != nil {
+				t.Fatalf("the kit could not run: %v", err)
+			}
+			for _, r := range report.Results {
+				switch r.Status {
+				case kit.Failed:
+					t.Errorf("%s\n  expected %s\n  got      %s\n  %s", r.Rule.Requirement, r.Expected, r.Got, r.Exchange.Curl())
+				case kit.Skipped:
+					t.Errorf("skipped: %s", r.Reason)
+				}
+			}
+			if len(report.Leftovers) > 0 {
+				t.Errorf("the kit left users behind: %s", strings.Join(report.Leftovers, "; "))
+			}
+		})
 	}
-	before := list()
-	report, err := kit.Run(context.Background(), kit.Config{URL: server.URL, WriteToken: kitWriteToken, ReadToken: kitReadToken,
-		Origin: kitOrigin}, kit.Rules())
+}
+
+// The kit looks only at the users it creates, so the users already on a server, however many,
+// change nothing in its results, and are left as they were.
+func TestKitLeavesTheUsersItFindsAlone(t *testing.T) {
+	ts := newTestServer(t, "-cors-origin", kitOrigin)
+	for i := 1; i <= 2000; i++ {
+		ts.create(t, fmt.Sprint("User ", i), fmt.Sprintf("user%d@example.com", i))
+	}
+	before := wholeList(t, ts)
+	report := runKit(t, ts)
+	for _, r := range report.Results {
+		if r.Status != kit.Passed {
+			t.Errorf("%s: %s %s", r.Rule.ID, r.Got, r.Reason)
+		}
+	}
+	if after := wholeList(t, ts); after != before {
+		t.Errorf("the users were\n%.500s\nbefore the run, and are\n%.500s\nafter it", before, after)
+	}
+}
+
+// wholeList is the body of GET /api/users.
+func wholeList(t *testing.T, ts *testServer) string {
+	t.Helper()
+	r := httptest.NewRequest("GET", "/api/users", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	w := ts.serve(r)
+	wantStatus(t, w, http.StatusOK)
+	return w.Body.String()
+}
+
+// runKit runs every rule against handler, served over a real connection.
+func runKit(t *testing.T, handler http.Handler) *kit.Report {
+	t.Helper()
+	server := newKitServer(t, handler)
+	report, err := kit.Run(context.Background(), kitConfig(server.URL), kit.Rules())
 	if err != nil {
 		t.Fatalf("the kit could not run: %v", err)
 	}
 	if len(report.Leftovers) > 0 {
 		t.Errorf("the kit left users behind: %s", strings.Join(report.Leftovers, "; "))
 	}
-	if after := list(); after != before {
-		t.Errorf("the users were\n%.500s\nbefore the run, and are\n%.500s\nafter it", before, after)
-	}
 	return report
-}
-
-func TestServiceMeetsEveryRuleOfTheKit(t *testing.T) {
-	wantEveryRuleMet(t, runKit(t, serviceForKit(t)))
-}
-
-// The kit looks only at the users it creates, so the users already on a server, however many,
-// change nothing in its results, and are left as they were.
-func TestKitLeavesTheUsersItFindsAlone(t *testing.T) {
-	service := serviceForKit(t)
-	for i := 1; i <= 2000; i++ {
-		r := httptest.NewRequest("POST", "/api/users", strings.NewReader(userJSON(fmt.Sprint("User ", i), fmt.Sprintf("user%d@example.com", i))))
-		r.Header.Set("Authorization", "Bearer "+kitWriteToken)
-		r.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		service.ServeHTTP(w, r)
-		if w.Code != http.StatusCreated {
-			t.Fatalf("creating user %d: %d %s", i, w.Code, w.Body)
-		}
-	}
-	wantEveryRuleMet(t, runKit(t, service))
-}
-
-// wantEveryRuleMet fails the test for each rule of the report that failed or was skipped.
-func wantEveryRuleMet(t *testing.T, report *kit.Report) {
-	t.Helper()
-	for _, r := range report.Results {
-		switch r.Status {
-		case kit.Failed:
-			t.Errorf("%s: %s\n  expected %s\n  got      %s\n  %s", r.Rule.ID, r.Rule.Requirement, r.Expected, r.Got, r.Exchange.Curl())
-		case kit.Skipped:
-			t.Errorf("%s was skipped: %s", r.Rule.ID, r.Reason)
-		}
-	}
-	if len(report.Results) != len(kit.Rules()) {
-		t.Errorf("%d results for %d rules", len(report.Results), len(kit.Rules()))
-	}
 }
 
 // A breakage makes the service break a rule on purpose, as a learner's server might.
@@ -120,7 +114,7 @@ func TestKitFindsExactlyTheRulesAServerBreaks(t *testing.T) {
 	for _, b := range breakages() {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			report := runKit(t, b.wrap(serviceForKit(t)))
+			report := runKit(t, b.wrap(newTestServer(t, "-cors-origin", kitOrigin)))
 			var failed, skipped []string
 			for _, r := range report.Results {
 				switch r.Status {

@@ -38,15 +38,15 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 			return query, badRequest(fmt.Sprintf("the query parameter %s is given more than once", quoteForMessage(name)))
 		}
 		value := values[name][0]
-		var ok bool // whether page or per_page is a number in canonical form
+		var ok bool // whether page or per_page is a number in canonical decimal, as ids are
 		switch name {
 		case "page":
-			if query.page, ok = parsePageNumber(value); !ok {
+			if query.page, ok = parseCanonical(value); !ok {
 				return query, badRequest("page must be a whole number from 1 up, such as page=2")
 			}
 			query.paged = true
 		case "per_page":
-			if query.perPage, ok = parsePageNumber(value); !ok || query.perPage > 100 {
+			if query.perPage, ok = parseCanonical(value); !ok || query.perPage > 100 {
 				return query, badRequest("per_page must be a whole number from 1 to 100, such as per_page=20")
 			}
 			query.paged = true
@@ -72,9 +72,6 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 	}
 	return query, nil
 }
-
-// parsePageNumber reads page or per_page: a positive integer in canonical decimal, as ids are.
-func parsePageNumber(s string) (int64, bool) { return parseCanonical(s) }
 
 // totalPages is ceil(total / per_page): 0 when nothing matches.
 func (q listQuery) totalPages(total int) int64 {
@@ -114,12 +111,11 @@ func (q listQuery) links(total int) string {
 	return strings.Join(append(links, link(max(totalPages, 1), "last")), ", ")
 }
 
-// An encodedList is one answer of the list, ready to send.
+// An encodedList is one answer of the list, encoded and ready to send.
 type encodedList struct {
-	version uint64 // of the store, for the cached whole list
-	total   int    // how many users match the query before paging
-	body    []byte
-	etag    string
+	total int // how many users match the query before paging
+	body  []byte
+	etag  string
 }
 
 // userList is the list envelope. The page's numbers are in it only when a page was asked for.
@@ -137,7 +133,7 @@ type pageNumbers struct {
 }
 
 // encodeList encodes an answer of the list: users, of total matches, paged as q says.
-func encodeList(users []user, total int, q listQuery) *encodedList {
+func encodeList(users []user, total int, q listQuery) (*encodedList, error) {
 	envelope := userList{Data: users, Total: total}
 	if users == nil {
 		envelope.Data = []user{} // an empty list is [], never null
@@ -145,73 +141,11 @@ func encodeList(users []user, total int, q listQuery) *encodedList {
 	if q.paged {
 		envelope.pageNumbers = &pageNumbers{q.page, q.perPage, q.totalPages(total)}
 	}
-	body := marshal(envelope)
-	return &encodedList{total: total, body: body, etag: entityTag(body)}
-}
-
-// list answers a list query. A page in id order is a slice of the sorted ids, the same cost at any
-// size; filters and the other orders look at every user.
-func (s *userStore) list(q listQuery) *encodedList {
-	switch {
-	case q.search != "" || q.email != "" || strings.TrimPrefix(q.sort, "-") != "id":
-		matches := s.filter(q.email, strings.ToLower(q.search))
-		sortUsers(matches, q.sort)
-		from, to := q.window(len(matches))
-		return encodeList(matches[from:to], len(matches), q)
-	case !q.paged && q.sort == "id":
-		return s.encodedWholeList()
+	body, err := encodeJSON(envelope)
+	if err != nil {
+		return nil, err
 	}
-	s.mu.RLock()
-	total := len(s.ids)
-	from, to := q.window(total)
-	page := make([]user, 0, to-from)
-	for i := from; i < to; i++ {
-		if q.sort == "-id" {
-			page = append(page, s.users[s.ids[total-1-i]])
-		} else {
-			page = append(page, s.users[s.ids[i]])
-		}
-	}
-	s.mu.RUnlock()
-	return encodeList(page, total, q) // outside the lock, as everything is encoded
-}
-
-// encodedWholeList is the list clients ask for most, encoded once per version of the store,
-// outside the lock: until the next write, it costs what a constant answer costs.
-func (s *userStore) encodedWholeList() *encodedList {
-	s.mu.RLock()
-	cached, current := s.wholeList.Load(), s.version
-	s.mu.RUnlock()
-	if cached != nil && cached.version == current {
-		return cached
-	}
-	users, version := s.allUsers()
-	fresh := encodeList(users, len(users), listQuery{})
-	fresh.version = version
-	s.wholeList.Store(fresh) // should a slower reader store an older version, the next read encodes again
-	return fresh
-}
-
-// filter returns the users with this e-mail (unless "") whose name or e-mail contains search.
-func (s *userStore) filter(email, search string) []user {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	candidates := s.ids
-	if email != "" {
-		id, found := s.byEmail[emailKey(email)]
-		if !found {
-			return nil
-		}
-		candidates = []int64{id}
-	}
-	var matches []user
-	for _, id := range candidates {
-		u := s.users[id]
-		if strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search) {
-			matches = append(matches, u)
-		}
-	}
-	return matches
+	return &encodedList{total: total, body: body, etag: entityTag(body)}, nil
 }
 
 // sortUsers sorts users, given in id order, stably: lower-cased, then by bytes, then by id.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 	"time"
 )
 
-const version = "1.0.0"
+const version = "1.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -36,24 +37,6 @@ func main() {
 	}
 }
 
-// usageError is a mistake in the flags or the environment: exit status 2.
-type usageError struct{ error }
-
-// config is everything the flags and the environment decide.
-type config struct {
-	addr         string
-	dataFile     string
-	compactSlack int64 // the journal is compacted once it passes 4 × the live data plus this
-	logFormat    string
-	cors         corsPolicy
-	delay        time.Duration
-	sampleData   bool
-	showVersion  bool
-	tlsCert      string // -tls-cert and -tls-key: both, for HTTPS (tls.go), or neither
-	tlsKey       string
-	tokens       string // USERS_TOKENS
-}
-
 // run is the whole program, given what main takes from the process, so tests call it directly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
@@ -66,34 +49,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "users", version)
 		return nil
 	}
+	return start(ctx, cfg, stderr, func(net.Addr) {})
+}
+
+// start runs the service as cfg says until ctx is done. It opens the store, listens, tells
+// listening the address it bound (tests learn a free port there), and only then prints the
+// generated tokens, if any: a start that fails prints none. On ctx's end it stops accepting and
+// lets the requests in flight finish.
+func start(ctx context.Context, cfg *config, stderr io.Writer, listening func(net.Addr)) error {
 	logger := newLogger(cfg.logFormat, stderr)
-	tokenSet, generated, err := loadTokens(cfg.tokens)
-	if err != nil {
-		return usageError{err}
-	}
-	var https *serverTLS // nil: plain HTTP
-	if cfg.servesHTTPS() {
-		if https, err = loadServerTLS(cfg.tlsCert, cfg.tlsKey); err != nil {
-			return usageError{err} // before listening: never start half-configured
-		}
-	}
-	listener, err := net.Listen("tcp", cfg.addr) // listening first gives tests a free port with :0
+	store, storage, err := openStore(cfg, logger)
 	if err != nil {
 		return err
-	}
-	defer listener.Close()
-	baseURL := serverURL(https, listener.Addr())
-	if generated != nil {
-		printTokenNotice(stderr, logger, cfg.logFormat, generated, curlCommand(https, baseURL, generated.read))
-	}
-
-	store := newUserStore()
-	storage := "memory only: users are lost when the server stops (start with -data FILE to keep them)"
-	if cfg.dataFile != "" {
-		if store, err = openUserStore(newJournal(cfg.dataFile, logger, cfg.compactSlack)); err != nil {
-			return err
-		}
-		storage = fmt.Sprintf("journal %s, compacted once it passes 4 × the live data + %d bytes", cfg.dataFile, cfg.compactSlack)
 	}
 	defer store.close() // after the server has stopped: no write is in flight any more
 	if cfg.sampleData && store.neverHadUsers() {
@@ -101,26 +68,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 	}
-
-	server := &http.Server{
-		Handler: newServer(*cfg, logger, tokenSet, store, ctx.Done()),
-		// A slow or stalled client must not hold a connection forever (README, "What it withstands").
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      cfg.delay + 20*time.Second, // -delay plus time to answer
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	handler, err := newServer(*cfg, logger, store, ctx.Done())
+	if err != nil {
+		return err
 	}
-	if https != nil {
-		server.TLSConfig = https.config
+	server := newHTTPServer(handler, cfg.timeouts, logger)
+	server.TLSConfig = cfg.tls
+	listener, err := net.Listen("tcp", cfg.addr) // listening ourselves gives tests a free port with :0
+	if err != nil {
+		return err
 	}
 	served := make(chan error, 1)
-	go func() { served <- serve(server, listener) }()
+	go func() { served <- serve(server, listener) }() // serve closes the listener when it returns
+
+	baseURL := serverURL(cfg.scheme(), listener.Addr())
+	if cfg.generated != nil {
+		printTokenNotice(stderr, logger, cfg.logFormat, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
+	}
 	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", store.count(), "storage", storage, "version", version)
-	if https == nil && !isLoopback(listener.Addr()) {
+	if cfg.tls == nil && !isLoopback(listener.Addr()) {
 		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
 	}
+	listening(listener.Addr())
 
 	select {
 	case err := <-served:
@@ -128,19 +97,86 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case <-ctx.Done():
 	}
 	logger.Info("stopping: finishing the requests in flight")
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // but not forever
+	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeouts.shutdown) // but not forever
 	defer cancel()
 	if err := server.Shutdown(stopCtx); err != nil {
-		return fmt.Errorf("stopping: requests still running after 10s: %w", err)
+		return fmt.Errorf("stopping: requests still running after %s: %w", cfg.timeouts.shutdown, err)
 	}
 	logger.Info("stopped")
 	return nil
 }
 
-// parseConfig reads the flags and USERS_TOKENS. For -h it prints the usage to stdout and returns
+// newHTTPServer is the http.Server of a handler, with its time-outs: a zero http.Server has none,
+// and a slow or stalled client would hold a connection forever (README, "What it withstands").
+// A program that copies this service takes this function with newServer.
+func newHTTPServer(handler http.Handler, t timeouts, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: t.readHeader,
+		ReadTimeout:       t.read,
+		WriteTimeout:      t.write,
+		IdleTimeout:       t.idle,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// timeouts bound how long a client may hold a connection, and a stop may wait for requests.
+type timeouts struct {
+	readHeader, read, write, idle, shutdown time.Duration
+}
+
+// defaultTimeouts are the time-outs of a server with this -delay: the write time-out covers the
+// delay, and time to answer after it.
+func defaultTimeouts(delay time.Duration) timeouts {
+	return timeouts{readHeader: 5 * time.Second, read: 15 * time.Second, write: delay + 20*time.Second,
+		idle: 2 * time.Minute, shutdown: 10 * time.Second}
+}
+
+// openStore opens the store -data names, replayed from its journal, or an empty one in memory,
+// and says which for the start-up log.
+func openStore(cfg *config, logger *slog.Logger) (store *userStore, storage string, err error) {
+	if cfg.dataFile == "" {
+		return newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)", nil
+	}
+	store, err = openUserStore(newJournal(cfg.dataFile, logger, cfg.compactSlack))
+	return store, fmt.Sprintf("journal %s, compacted once it passes 4 × the live data + %d bytes", cfg.dataFile, cfg.compactSlack), err
+}
+
+// usageError is a mistake in the flags or the environment: exit status 2.
+type usageError struct{ error }
+
+// config is everything the flags and the environment decide.
+type config struct {
+	addr         string
+	dataFile     string // -data: "" keeps the users in memory only
+	compactSlack int64  // the journal is compacted once it passes 4 × the live data plus this
+	logFormat    string
+	cors         corsPolicy
+	delay        time.Duration
+	timeouts     timeouts
+	sampleData   bool
+	showVersion  bool
+	tlsCert      string
+	tlsKey       string
+	tls          *tls.Config      // from -tls-cert and -tls-key; nil for plain HTTP
+	tokens       tokens           // from USERS_TOKENS, or generated
+	generated    *generatedTokens // the tokens made for this run, to be shown once; nil when USERS_TOKENS sets them
+}
+
+// scheme is the scheme the server speaks.
+func (c config) scheme() string {
+	if c.tls != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// parseConfig reads the flags and USERS_TOKENS, and the files -tls-cert and -tls-key name: every
+// mistake is found before the server starts. For -h it prints the usage to stdout and returns
 // flag.ErrHelp, as the flag package does.
 func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
-	cfg := &config{tokens: getenv("USERS_TOKENS")}
+	cfg := &config{}
 	flags := flag.NewFlagSet("users", flag.ContinueOnError)
 	flags.SetOutput(io.Discard) // we print the usage and the errors ourselves, each to its place
 	flags.Usage = func() {}     // else the flag package prints the usage after every mistake too
@@ -180,9 +216,17 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	case cfg.tlsKey != "" && cfg.tlsCert == "":
 		return nil, usageError{fmt.Errorf("-tls-key %s needs -tls-cert FILE too: HTTPS takes the certificate and its private key", cfg.tlsKey)}
 	}
-	cfg.cors, err = parseCORSOrigins(*cors)
-	if err != nil {
+	cfg.timeouts = defaultTimeouts(cfg.delay)
+	if cfg.cors, err = parseCORSOrigins(*cors); err != nil {
 		return nil, usageError{err}
+	}
+	if cfg.tokens, cfg.generated, err = loadTokens(getenv("USERS_TOKENS")); err != nil {
+		return nil, usageError{err}
+	}
+	if cfg.tlsCert != "" {
+		if cfg.tls, err = loadTLSConfig(cfg.tlsCert, cfg.tlsKey); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	return cfg, nil
 }
@@ -242,7 +286,8 @@ func loadTokens(value string) (tokens, *generatedTokens, error) {
 	return t, generated, err
 }
 
-// printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.
+// printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else. In
+// text it is plain lines, so that the curl line pastes as it is; in json, one record.
 func printTokenNotice(stderr io.Writer, logger *slog.Logger, format string, generated *generatedTokens, curl string) {
 	if format == "json" {
 		logger.Info("no USERS_TOKENS set: generated tokens for this run", "write_token", generated.write, "read_token", generated.read, "curl", curl)
@@ -270,7 +315,7 @@ func addSampleUsers(store *userStore) error {
 		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
 		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
 	} {
-		if _, err := store.commit(change{op: opCreate, fields: userFields{name: &u.Name, email: &u.Email}}); err != nil {
+		if _, err := store.create(userFields{name: &u.Name, email: &u.Email}, preconditions{}); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}

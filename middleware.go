@@ -27,7 +27,7 @@ func (a *api) observe(next http.Handler) http.Handler {
 		requestID := a.requestID(r)
 		w.Header().Set("X-Request-Id", requestID)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		answer := &observedResponse{ResponseWriter: w}
+		answer := &observedResponse{ResponseWriter: w, head: r.Method == http.MethodHead}
 		defer func() {
 			aborted := false
 			if recovered := recover(); recovered != nil {
@@ -76,7 +76,8 @@ func isRequestID(id string) bool {
 // observedResponse remembers the status and size of an answer, for the log.
 type observedResponse struct {
 	http.ResponseWriter
-	status int // 0 until the answer begins
+	head   bool // the answer is to HEAD, whose body net/http takes and never sends
+	status int  // 0 until the answer begins
 	bytes  int64
 }
 
@@ -92,7 +93,9 @@ func (o *observedResponse) Write(b []byte) (int, error) {
 		o.status = http.StatusOK
 	}
 	n, err := o.ResponseWriter.Write(b)
-	o.bytes += int64(n)
+	if !o.head {
+		o.bytes += int64(n)
+	}
 	return n, err
 }
 

@@ -11,63 +11,50 @@ import (
 	"unicode/utf8"
 )
 
-// apiError is the API's one error type: a status, a sentence a client can act on, a problem per
-// failing field (for a form), and the headers the status calls for (WWW-Authenticate, Allow, ...).
+// apiError is the API's one error type: a status, a sentence a client can act on, what is wrong
+// with each field of a body (for a form), and the headers the status calls for (WWW-Authenticate,
+// Allow, Accept-Post, ...).
 type apiError struct {
 	status  int
 	message string
-	fields  fieldProblems
+	fields  *fieldProblems // nil unless the fields of a body broke their rules
 	header  http.Header
-}
-
-// fieldProblems are the problems of a body's fields, in the order the rules ran. In an error body
-// they are the object "fields", one member a field, in that order.
-type fieldProblems []fieldProblem
-
-type fieldProblem struct{ field, problem string }
-
-// err is the 400 that reports the problems: every sentence in the message, and each in fields.
-func (problems fieldProblems) err() *apiError {
-	sentences := make([]string, len(problems))
-	for i, p := range problems {
-		sentences[i] = p.problem
-	}
-	return &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: problems}
-}
-
-// MarshalJSON encodes the problems as one JSON object whose members keep their order, each name
-// and value encoded by encoding/json: a map would sort them, and a struct with a field for name
-// and one for email would drop, without a word, the problem of a field a later rule adds.
-func (problems fieldProblems) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, p := range problems {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(marshal(p.field))
-		b.WriteByte(':')
-		b.Write(marshal(p.problem))
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }
 
 func (e *apiError) Error() string { return e.message }
 
-// headerWith returns a header holding one field, its name as net/http writes it.
-func headerWith(name, value string) http.Header {
-	h := http.Header{}
-	h.Set(name, value)
-	return h
+// fieldProblems say what is wrong with each field of a body, "" for a field that is fine. A user
+// has exactly these two fields, so a struct names them all, in the order of every answer.
+type fieldProblems struct {
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
 }
 
-// newError returns the error of a status with a message and no headers.
+// newError returns the error of a status, with a message and no headers.
 func newError(status int, message string) *apiError {
 	return &apiError{status: status, message: message}
 }
 
 func badRequest(message string) *apiError { return newError(http.StatusBadRequest, message) }
+
+// fieldsError is the 400 of a body whose fields break their rules: every problem in the message,
+// name first, and each again in fields.
+func fieldsError(problems fieldProblems) *apiError {
+	var sentences []string
+	for _, problem := range []string{problems.Name, problems.Email} {
+		if problem != "" {
+			sentences = append(sentences, problem)
+		}
+	}
+	return &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: &problems}
+}
+
+// withHeader returns a copy of e that also sends this header field.
+func (e apiError) withHeader(name, value string) *apiError {
+	e.header = http.Header{}
+	e.header.Set(name, value)
+	return &e
+}
 
 // The errors of the stored state, and the one that every failure nobody foresaw becomes.
 var (
@@ -85,25 +72,25 @@ func quoteForMessage(s string) string {
 	return strconv.Quote(s)
 }
 
-// marshal encodes every answer and journal line. It keeps <, > and & (json.Marshal escapes them):
-// the bodies are never HTML. Only our own structs are encoded, so an error is a bug: a 500.
-func marshal(v any) []byte {
+// encodeJSON encodes every body and journal line: as json.Marshal does, but with <, > and & sent
+// as they are, not as \u003c and so on, since the bodies are JSON, never HTML (README, "Decisions").
+func encodeJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	encoder := json.NewEncoder(&b)
 	encoder.SetEscapeHTML(false)
 	if err := encoder.Encode(v); err != nil {
-		panic(err)
+		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// writeJSON sends a JSON body.
+// writeJSON sends a JSON body that is already encoded.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	writeBody(w, status, "application/json", body)
 }
 
 // writeBody sends a body with its type and length, so that no answer goes out chunked. net/http
-// drops the body of a HEAD.
+// itself drops the body of an answer to HEAD.
 func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -111,9 +98,10 @@ func writeBody(w http.ResponseWriter, status int, contentType string, body []byt
 	w.Write(body)
 }
 
-// writeError sends err as the error body; any other error is the server's own: logged, and 500.
-// An error answer is never stored by a cache, and carries no header of the representation it
-// replaces, whatever the handler had set.
+// writeError answers err. An *apiError is sent as it is; any other error is the server's own, so
+// the log gets its cause and the client a bare 500. An error replaces the representation the
+// handler may have begun to describe: its ETag, Location, Content-Location and Link go, and no
+// cache may keep the answer.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
@@ -124,13 +112,19 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Del(name)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	for name, values := range e.header {
-		for _, value := range values {
-			w.Header().Add(name, value)
-		}
+	for name := range e.header {
+		w.Header().Set(name, e.header.Get(name))
 	}
-	writeJSON(w, e.status, marshal(struct {
-		Error  string        `json:"error"`
-		Fields fieldProblems `json:"fields,omitempty"`
-	}{e.message, e.fields}))
+	body, err := encodeJSON(errorBody{Error: e.message, Fields: e.fields})
+	if err != nil { // two strings always encode: this would be a bug of ours
+		log.Error("encoding an error body", "request_id", w.Header().Get("X-Request-Id"), "error", err)
+		body = []byte(`{"error":"internal server error"}`)
+	}
+	writeJSON(w, e.status, body)
+}
+
+// errorBody is the body of every failure: {"error": "..."}, and "fields" for the field rules.
+type errorBody struct {
+	Error  string         `json:"error"`
+	Fields *fieldProblems `json:"fields,omitempty"`
 }

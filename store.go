@@ -2,10 +2,10 @@ package main
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // user is a user as clients see it, in the field order of every answer.
@@ -15,37 +15,35 @@ type user struct {
 	Email string `json:"email"`
 }
 
-// userStore keeps every user in memory and, with -data, in a journal too (journal.go). Its one
-// locking rule: every read of the data holds mu for reading, every change holds it for writing,
-// and writeMu orders the writers. The writer that holds writeMu judges a batch of changes under
-// mu's read lock like any reader, makes the batch durable, and only then takes mu for writing to
-// publish it, so readers never wait for judging, encoding or the disk.
+// userStore keeps the users in a map in memory and, with -data, in a journal too (journal.go).
+//
+// Its locking rule: mu guards the data, held for reading by every read and for writing by every
+// change, and a write also holds writeMu from judging its change to applying it, so writes take
+// turns and what a write judged still holds when it applies, while reads never wait for the disk.
 type userStore struct {
+	writeMu sync.Mutex
+	journal *journal // nil in memory only; set before the store is shared
+	closed  bool     // the server has stopped, so later writes fail; guarded by writeMu
+
 	mu      sync.RWMutex
 	users   map[int64]user   // the live users by id: memory follows them, never the largest id
 	ids     []int64          // the live ids, ascending: a page in id order is a slice of it
 	byEmail map[string]int64 // emailKey(email) to id: keeps e-mails unique and answers ?email=
 	lastID  int64            // the largest id ever given, 0 before the first: ids are never reused
-	version uint64           // counts publications: the cached whole list belongs to one version
-
-	writeMu sync.Mutex
-	queue   chan *pendingChange // the changes waiting for a writer (commit); 1,024 at most
-	journal *journal            // nil in memory only; set before the store is shared
-	closed  bool                // the server has stopped: later writes fail
-
-	wholeList atomic.Pointer[encodedList] // the unpaged list, encoded once per version (list.go)
+	version uint64           // counts changes: a whole list encoded at an older one is not cached
+	cached  *encodedList     // the whole list as it is now, once a reader has encoded it; nil after a change
 }
 
 // newUserStore returns an empty store that keeps its users in memory only.
 func newUserStore() *userStore {
-	return &userStore{users: map[int64]user{}, byEmail: map[string]int64{}, queue: make(chan *pendingChange, 1024)}
+	return &userStore{users: map[int64]user{}, byEmail: map[string]int64{}}
 }
 
 // openUserStore returns the store kept in a journal: the users are replayed from its file, and
 // from then on every write is in the file before it is answered (journal.go).
 func openUserStore(j *journal) (*userStore, error) {
 	s := newUserStore()
-	s.writeMu.Lock() // replaying is writing: the rule holds from the first record
+	s.writeMu.Lock() // replaying is writing: the locking rule holds from the first record
 	defer s.writeMu.Unlock()
 	if err := j.open(s); err != nil {
 		return nil, err
@@ -57,12 +55,15 @@ func openUserStore(j *journal) (*userStore, error) {
 // emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
 func emailKey(email string) string { return strings.ToLower(email) }
 
-// get returns the user with this id, if there is one.
-func (s *userStore) get(id int64) (user, bool) {
+// get returns the user with this id, or errUserNotFound.
+func (s *userStore) get(id int64) (user, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	u, ok := s.users[id]
-	return u, ok
+	if !ok {
+		return user{}, errUserNotFound
+	}
+	return u, nil
 }
 
 // emailOwner returns the id of the user who has this e-mail, in any case.
@@ -73,6 +74,7 @@ func (s *userStore) emailOwner(email string) (int64, bool) {
 	return id, ok
 }
 
+// count returns how many users there are.
 func (s *userStore) count() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -86,17 +88,6 @@ func (s *userStore) neverHadUsers() bool {
 	return s.lastID == 0
 }
 
-// allUsers returns every user in id order, and the version of the store they belong to.
-func (s *userStore) allUsers() ([]user, uint64) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	users := make([]user, len(s.ids))
-	for i, id := range s.ids {
-		users[i] = s.users[id]
-	}
-	return users, s.version
-}
-
 // lastGivenID returns the largest id ever given, 0 before the first.
 func (s *userStore) lastGivenID() int64 {
 	s.mu.RLock()
@@ -104,25 +95,95 @@ func (s *userStore) lastGivenID() int64 {
 	return s.lastID
 }
 
-// broken reports whether durable writes have failed: writes are refused until a restart.
-func (s *userStore) broken() bool { return s.journal != nil && s.journal.broken() }
-
-// A change is one write a client asked for, not yet judged.
-type change struct {
-	op         changeOp
-	id         int64         // the user to change; a create's id is the store's to give
-	fields     userFields    // what a create or an update sets
-	conditions preconditions // judged against the target's current ETag, atomically with the write
+// snapshot returns every user in id order, and the largest id ever given.
+func (s *userStore) snapshot() ([]user, int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.inIDOrder(), s.lastID
 }
 
-// changeOp is what a change does to its user.
-type changeOp int
+// inIDOrder returns a copy of every user, in id order. The caller holds mu.
+func (s *userStore) inIDOrder() []user {
+	users := make([]user, len(s.ids))
+	for i, id := range s.ids {
+		users[i] = s.users[id]
+	}
+	return users
+}
 
-const (
-	opCreate changeOp = iota
-	opUpdate          // PUT and PATCH: they differ in the fields they require, not in the store
-	opDelete
-)
+// list answers a query of the list, encoded outside the lock. A page in id order is a slice of the
+// sorted ids, the same cost at any size; filters and the other orders look at every user.
+func (s *userStore) list(q listQuery) (*encodedList, error) {
+	switch {
+	case q.search != "" || q.email != "" || strings.TrimPrefix(q.sort, "-") != "id":
+		matches := s.filter(q.email, strings.ToLower(q.search))
+		sortUsers(matches, q.sort)
+		from, to := q.window(len(matches))
+		return encodeList(matches[from:to], len(matches), q)
+	case !q.paged && q.sort == "id":
+		return s.wholeList()
+	}
+	s.mu.RLock()
+	total := len(s.ids)
+	from, to := q.window(total)
+	page := make([]user, 0, to-from)
+	for i := from; i < to; i++ {
+		if q.sort == "-id" {
+			page = append(page, s.users[s.ids[total-1-i]])
+		} else {
+			page = append(page, s.users[s.ids[i]])
+		}
+	}
+	s.mu.RUnlock()
+	return encodeList(page, total, q)
+}
+
+// wholeList returns the list with no query, encoded once per change of the store: it is what
+// clients ask for most, and until the next write it costs what a constant answer costs.
+func (s *userStore) wholeList() (*encodedList, error) {
+	s.mu.RLock()
+	cached, version := s.cached, s.version
+	var users []user
+	if cached == nil {
+		users = s.inIDOrder()
+	}
+	s.mu.RUnlock()
+	if cached != nil {
+		return cached, nil
+	}
+	fresh, err := encodeList(users, len(users), listQuery{})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.version == version { // else a write came meanwhile, and this list is already old
+		s.cached = fresh
+	}
+	s.mu.Unlock()
+	return fresh, nil
+}
+
+// filter returns the users with this e-mail (unless "") whose name or e-mail contains search.
+func (s *userStore) filter(email, search string) []user {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	candidates := s.ids
+	if email != "" {
+		id, found := s.byEmail[emailKey(email)]
+		if !found {
+			return nil
+		}
+		candidates = []int64{id}
+	}
+	var matches []user
+	for _, id := range candidates {
+		u := s.users[id]
+		if strings.Contains(strings.ToLower(u.Name), search) || strings.Contains(strings.ToLower(u.Email), search) {
+			matches = append(matches, u)
+		}
+	}
+	return matches
+}
 
 // userFields are the fields a write sets, after the field rules: nil where a PATCH leaves the
 // stored value as it is.
@@ -141,165 +202,139 @@ func (f userFields) applyTo(u user) user {
 	return u
 }
 
-// errStoreClosed answers a write that comes after the server has stopped.
-var errStoreClosed = errors.New("the store is closed: the server has stopped")
-
-// A pendingChange is a change in the queue; the writer of its batch fills in the outcome.
-type pendingChange struct {
-	change change
-	outcome
-	done bool // the outcome is in; guarded by writeMu
-}
-
-// An outcome is what a change comes to: the user it leaves, or why it was refused or did not
-// reach the disk.
-type outcome struct {
-	user user
-	err  error
-}
-
-// commit makes one change: it is judged, made durable when there is a journal, then published,
-// in that order, before commit returns. The changes that arrive while a batch is being written
-// wait in the queue, and the next writer takes all of them as one batch with one fsync (group
-// commit): the disk's cost is paid per batch, not per write.
-func (s *userStore) commit(c change) (user, error) {
-	p := &pendingChange{change: c}
-	s.queue <- p
+// create adds a user with the next id. Its preconditions are judged against the collection, whose
+// ETag is the whole list's (docs/api.md, "Conditional requests"); then an e-mail already taken is
+// 409. Ids end at 2^63-1: a create after that one is 409 too, as no id is given twice.
+func (s *userStore) create(fields userFields, conditions preconditions) (user, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if !p.done { // no writer has taken it into a batch yet: this one writes all that wait
-		s.writeQueued()
-	}
-	return p.user, p.err
-}
-
-// writeQueued takes every change in the queue and writes it. The caller holds writeMu.
-//
-// A create with preconditions is judged against the whole collection, whose ETag is that of the
-// list as readers see it, so it begins a batch of its own: the changes before it are published
-// first.
-func (s *userStore) writeQueued() {
-	var pending []*pendingChange
-	for len(s.queue) > 0 {
-		pending = append(pending, <-s.queue)
-	}
-	// Should a writer panic (a bug), no change it took is left without an answer, let alone a
-	// success it never had: each is a 500.
-	defer failUnanswered(pending)
-	if s.closed {
-		failAll(pending, errStoreClosed)
-		return
-	}
-	for len(pending) > 0 {
-		n := 1
-		for n < len(pending) && !pending[n].change.judgesCollection() {
-			n++
+	if conditions.present() {
+		collection, err := s.wholeList()
+		if err != nil {
+			return user{}, err
 		}
-		s.writeBatch(pending[:n])
-		pending = pending[n:]
-	}
-}
-
-// judgesCollection reports whether a change's preconditions are judged against the collection.
-func (c change) judgesCollection() bool { return c.op == opCreate && c.conditions.present() }
-
-// failAll answers every pending change with err.
-func failAll(pending []*pendingChange, err error) {
-	for _, p := range pending {
-		p.outcome, p.done = outcome{err: err}, true
-	}
-}
-
-// failUnanswered answers with a 500 every pending change that has no outcome yet.
-func failUnanswered(pending []*pendingChange) {
-	for _, p := range pending {
-		if !p.done {
-			p.outcome, p.done = outcome{err: errInternal}, true
+		if err := conditions.checkWrite(collection.etag); err != nil {
+			return user{}, err
 		}
 	}
+	created := fields.applyTo(user{})
+	if _, taken := s.emailOwner(created.Email); taken {
+		return user{}, errEmailTaken
+	}
+	lastID := s.lastGivenID()
+	if lastID == math.MaxInt64 {
+		return user{}, errNoIDLeft
+	}
+	created.ID = lastID + 1
+	return created, s.commit(change{id: created.ID, after: &created})
 }
 
-// writeBatch judges each change after the ones before it, appends the batch's writes to the
-// journal, publishes them, and compacts the journal when it is due. A change's outcome is given
-// only then, once its write is durable. The caller holds writeMu.
-func (s *userStore) writeBatch(pending []*pendingChange) {
-	if s.broken() {
-		failAll(pending, errJournalBroken)
-		return
+// update sets the fields of user id: 404 for a user that does not exist, then its preconditions,
+// then 409 for an e-mail another user has.
+func (s *userStore) update(id int64, fields userFields, conditions preconditions) (user, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	before, err := s.target(id, conditions)
+	if err != nil {
+		return user{}, err
 	}
-	b := s.newBatch()
-	outcomes := make([]outcome, len(pending))
-	for i, p := range pending {
-		outcomes[i].user, outcomes[i].err = b.judge(p.change)
+	after := fields.applyTo(before)
+	if owner, taken := s.emailOwner(after.Email); taken && owner != id {
+		return user{}, errEmailTaken
 	}
-	switch err := s.persist(b.writes); {
-	case err != nil:
-		for i := range outcomes {
-			if outcomes[i].err == nil { // whether its write reached the disk is unknown: 500
-				outcomes[i] = outcome{err: err}
-			}
-		}
-	case len(b.writes) > 0:
-		s.publish(b.writes)
-		if s.journal != nil {
-			s.journal.compactWhenDue(s) // a failure is logged, and the old file stays in use
-		}
-	}
-	for i, p := range pending {
-		p.outcome, p.done = outcomes[i], true
-	}
+	return after, s.commit(change{id: id, before: &before, after: &after})
 }
 
-// persist makes writes durable: appended to the journal, when there is one.
-func (s *userStore) persist(writes []write) error {
-	if s.journal == nil || len(writes) == 0 {
-		return nil
+// delete removes user id: 404 for a user that does not exist, then its preconditions.
+func (s *userStore) delete(id int64, conditions preconditions) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	before, err := s.target(id, conditions)
+	if err != nil {
+		return err
 	}
-	return s.journal.append(writes)
+	return s.commit(change{id: id, before: &before})
 }
 
-// A write is a change judged valid: the user before and after it, nil where there is none
-// (before a create, after a delete).
-type write struct {
+// target returns the user a write would change, once the write's preconditions hold against its
+// current ETag: 404, then 412 (RFC 9110 §13.2.1). The caller holds writeMu.
+func (s *userStore) target(id int64, conditions preconditions) (user, error) {
+	current, err := s.get(id)
+	if err != nil || !conditions.present() {
+		return current, err
+	}
+	representation, err := encodeJSON(current)
+	if err != nil {
+		return user{}, err
+	}
+	return current, conditions.checkWrite(entityTag(representation))
+}
+
+// A change is a write that has been judged: user id as it was before and as it is after, nil
+// where there is none (before a create, after a delete).
+type change struct {
 	id            int64
 	before, after *user
 }
 
-// publish makes a batch's writes visible to readers, all at once.
-func (s *userStore) publish(writes []write) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range writes {
-		if old, ok := s.users[w.id]; ok {
-			delete(s.byEmail, emailKey(old.Email))
-		}
-		i, listed := slices.BinarySearch(s.ids, w.id)
-		if w.after == nil {
-			delete(s.users, w.id)
-			if listed {
-				s.ids = slices.Delete(s.ids, i, i+1)
-			}
-			continue
-		}
-		s.users[w.id] = *w.after
-		s.byEmail[emailKey(w.after.Email)] = w.id
-		if !listed {
-			s.ids = slices.Insert(s.ids, i, w.id) // a new id is the largest: this appends
-		}
-		s.lastID = max(s.lastID, w.id)
+// errStoreClosed answers a write that comes after the server has stopped.
+var errStoreClosed = errors.New("the store is closed: the server has stopped")
+
+// commit makes a judged change durable, when there is a journal, and only then applies it, so no
+// reader sees a write that a crash could still take away. The caller holds writeMu.
+func (s *userStore) commit(c change) error {
+	if s.closed {
+		return errStoreClosed
 	}
-	s.version++
+	if s.journal == nil {
+		s.apply(c)
+		return nil
+	}
+	// Should this code panic (a bug) after the append, the file would hold a change that memory
+	// does not: the journal is marked broken, so the two never part ways while the server goes on.
+	defer s.journal.breakOnPanic()
+	if err := s.journal.append(c); err != nil {
+		return err
+	}
+	s.apply(c)
+	s.journal.compactIfDue(s) // a failure is logged, and the old file stays in use
+	return nil
 }
 
-// giveIDsUpTo records that every id up to last has been given, though no user has it now: what
-// a compacted journal's next_id line says.
+// apply changes the data, all under mu: the map, the sorted ids, the e-mail index and the last id.
+func (s *userStore) apply(c change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.before != nil {
+		delete(s.byEmail, emailKey(c.before.Email))
+	}
+	i, listed := slices.BinarySearch(s.ids, c.id)
+	if c.after == nil {
+		delete(s.users, c.id)
+		if listed {
+			s.ids = slices.Delete(s.ids, i, i+1)
+		}
+	} else {
+		s.users[c.id] = *c.after
+		s.byEmail[emailKey(c.after.Email)] = c.id
+		if !listed {
+			s.ids = slices.Insert(s.ids, i, c.id) // a new id is the largest: this appends
+		}
+		s.lastID = max(s.lastID, c.id)
+	}
+	s.version++
+	s.cached = nil
+}
+
+// giveIDsUpTo records that every id up to last has been given, though no user has it now: what a
+// compacted journal's next_id line says.
 func (s *userStore) giveIDsUpTo(last int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastID = max(s.lastID, last)
 }
 
-// close waits for the batch being written, if any, and closes the journal: later writes fail.
+// close waits for the write in progress, if any, and closes the journal: later writes fail.
 func (s *userStore) close() {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -308,3 +343,6 @@ func (s *userStore) close() {
 		s.journal.close()
 	}
 }
+
+// broken reports whether durable writes have failed: writes are refused until a restart.
+func (s *userStore) broken() bool { return s.journal != nil && s.journal.broken() }

@@ -3,62 +3,72 @@ package main
 import (
 	"bytes"
 	"embed"
-	"maps"
+	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
 // webFiles are the files of web/: the explorer page and the OpenAPI document, written by hand and
-// embedded as they are.
+// embedded in the binary as they are.
 //
 //go:embed web
 var webFiles embed.FS
 
-// staticFiles are the files of web/ by the path that serves them, each ready to send.
-var staticFiles = map[string]staticFile{
-	"/":                   loadStaticFile("web/index.html", "text/html; charset=utf-8"),
-	"/openapi.json":       loadStaticFile("web/openapi.json", "application/json"),
-	"/assets/app.css":     loadStaticFile("web/assets/app.css", "text/css; charset=utf-8"),
-	"/assets/app.js":      loadStaticFile("web/assets/app.js", "text/javascript; charset=utf-8"),
-	"/assets/favicon.svg": loadStaticFile("web/assets/favicon.svg", "image/svg+xml"),
-}
-
-// staticFilesOverHTTPS are the files a server started with -tls-cert serves: the same, but for
-// /openapi.json, whose server variable scheme defaults to https, so that a tool importing the
-// document as it is reaches that server over HTTPS (README, "HTTPS"). Only that one value changes;
-// the rest is served as written.
-var staticFilesOverHTTPS = withOpenAPIOverHTTPS(staticFiles)
-
+// A staticFile is a file of web/ ready to send: its body, its type, and its strong ETag.
 type staticFile struct {
 	body        []byte
 	contentType string
 	etag        string
 }
 
-func loadStaticFile(name, contentType string) staticFile {
-	body, err := webFiles.ReadFile(name)
-	if err != nil {
-		panic(err) // the file is embedded at build time: only a broken build lacks it
+// loadStaticFiles returns the files of web/ by the path that serves them. The OpenAPI document's
+// server URL gets the scheme this server speaks, http or https, so that a tool that imports the
+// document as it is reaches the server (README, "HTTPS").
+func loadStaticFiles(scheme string) (map[string]staticFile, error) {
+	files := map[string]staticFile{}
+	for path, file := range map[string]struct{ name, contentType string }{
+		"/":                   {"web/index.html", "text/html; charset=utf-8"},
+		"/openapi.json":       {"web/openapi.json", "application/json"},
+		"/assets/app.css":     {"web/assets/app.css", "text/css; charset=utf-8"},
+		"/assets/app.js":      {"web/assets/app.js", "text/javascript; charset=utf-8"},
+		"/assets/favicon.svg": {"web/assets/favicon.svg", "image/svg+xml"},
+	} {
+		body, err := webFiles.ReadFile(file.name)
+		if err == nil && path == "/openapi.json" {
+			body, err = withServerScheme(body, scheme)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file.name, err)
+		}
+		files[path] = staticFile{body: body, contentType: file.contentType, etag: entityTag(body)}
 	}
-	return newStaticFile(body, contentType)
+	return files, nil
 }
 
-// newStaticFile is a file ready to send: its body, its type, and its strong ETag.
-func newStaticFile(body []byte, contentType string) staticFile {
-	return staticFile{body: body, contentType: contentType, etag: entityTag(body)}
-}
-
-// withOpenAPIOverHTTPS returns a copy of files whose /openapi.json has its scheme default set to
-// https. Like loadStaticFile it panics at start, here when web/openapi.json no longer holds that
-// default exactly once: a test run finds it at once.
-func withOpenAPIOverHTTPS(files map[string]staticFile) map[string]staticFile {
-	asWritten, overHTTPS := []byte(`"scheme": {"default": "http",`), []byte(`"scheme": {"default": "https",`)
-	document := files["/openapi.json"]
-	if bytes.Count(document.body, asWritten) != 1 {
-		panic("web/openapi.json must hold " + string(asWritten) + " once: the server variable an HTTPS server sets")
+// withServerScheme returns the OpenAPI document with the default of its servers' scheme variable
+// set to scheme. The document is decoded and encoded again, numbers kept exact, so any layout of
+// the file gives the same result.
+func withServerScheme(document []byte, scheme string) ([]byte, error) {
+	decoder := json.NewDecoder(bytes.NewReader(document))
+	decoder.UseNumber() // 9223372036854775807 stays itself, not the nearest float64
+	var doc map[string]any
+	if err := decoder.Decode(&doc); err != nil {
+		return nil, err
 	}
-	files = maps.Clone(files)
-	files["/openapi.json"] = newStaticFile(bytes.Replace(document.body, asWritten, overHTTPS, 1), document.contentType)
-	return files
+	servers, _ := doc["servers"].([]any)
+	for _, server := range servers {
+		server, _ := server.(map[string]any)
+		variables, _ := server["variables"].(map[string]any)
+		if variable, ok := variables["scheme"].(map[string]any); ok {
+			variable["default"] = scheme
+		}
+	}
+	var b bytes.Buffer
+	encoder := json.NewEncoder(&b)
+	encoder.SetEscapeHTML(false) // as every body is sent (encodeJSON)
+	encoder.SetIndent("", "  ")
+	err := encoder.Encode(doc)
+	return b.Bytes(), err
 }
 
 // explorerCSP lets the page run only its own files: markup injected through a name or e-mail

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tests' shared harness: two ways to start the service, and a handful of assertions.
+//
+//   - newTestServer builds the handler with newServer, as the program does, for httptest: a test
+//     sends it requests made with httptest.NewRequest and reads the answer from a recorder.
+//   - startProgram runs the whole program (parseConfig, then start) on a free port of 127.0.0.1,
+//     for what needs a real connection: time-outs, HEAD, HTTPS, a stop.
+//
+// Every other helper lives beside the tests that use it.
+
+const (
+	writeToken = "test-write-token"
+	readToken  = "test-read-token"
+)
+
+// testEnv is the environment the tests start the service in: a write and a read token.
+func testEnv(name string) string {
+	if name == "USERS_TOKENS" {
+		return writeToken + ":write," + readToken + ":read"
+	}
+	return ""
+}
+
+// testConfig is the configuration of the flags given (after the program's name), read by
+// parseConfig with the test tokens, so that a test starts from what the program itself would use.
+func testConfig(t testing.TB, flags ...string) *config {
+	t.Helper()
+	cfg, err := parseConfig(append([]string{"users"}, flags...), testEnv, io.Discard)
+	if err != nil {
+		t.Fatalf("parseConfig(%q): %v", flags, err)
+	}
+	return cfg
+}
+
+// testServer is the whole service as newServer builds it, with the store behind it and its log.
+type testServer struct {
+	http.Handler
+	store *userStore
+	log   *logBuffer // the server's log, one JSON record a line
+}
+
+// newTestServer is the service on an empty store in memory, as the flags given configure it.
+func newTestServer(t testing.TB, flags ...string) *testServer {
+	t.Helper()
+	return serverOn(t, newUserStore(), testConfig(t, flags...))
+}
+
+// serverOn is the service on a store of the test's own (one kept in a journal, say).
+func serverOn(t testing.TB, store *userStore, cfg *config) *testServer {
+	t.Helper()
+	log := &logBuffer{}
+	handler, err := newServer(*cfg, newLogger("json", log), store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testServer{Handler: handler, store: store, log: log}
+}
+
+// serve sends r through the service and returns the answer.
+func (ts *testServer) serve(r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	ts.ServeHTTP(w, r)
+	return w
+}
+
+// create adds a user through the API, as a client would, and returns it with its ETag.
+func (ts *testServer) create(t testing.TB, name, email string) (user, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"name": name, "email": email})
+	r := httptest.NewRequest("POST", "/api/users", bytes.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+writeToken)
+	r.Header.Set("Content-Type", "application/json")
+	w := ts.serve(r)
+	if w.Code != http.StatusCreated {
+		t.Fatalf("creating %s: %d %s", email, w.Code, w.Body)
+	}
+	var created user
+	if err := json.Unmarshal(w.Body.Bytes(), &created); err != nil {
+		t.Fatalf("creating %s: %v", email, err)
+	}
+	return created, w.Header().Get("ETag")
+}
+
+// journalIn opens a store kept in a journal file in a new temporary folder, as -data would, and
+// closes it at the end of the test.
+func journalIn(t testing.TB) (*userStore, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	store, err := openUserStore(newJournal(path, newLogger("json", io.Discard), 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.close)
+	return store, path
+}
+
+// program is the whole program, running in the test's process.
+type program struct {
+	url    string     // http://127.0.0.1:port, or https:// with -tls-cert
+	stderr *logBuffer // the token notice and the log
+	stop   func() error
+}
+
+// startProgram runs the program with these flags (after -addr 127.0.0.1:0) and environment, as
+// main would after -h and -version: parseConfig, then start. It learns the address from start
+// itself. stop ends the program's context, as SIGINT or SIGTERM would, and returns what start
+// returned; the test's cleanup calls it too.
+func startProgram(t testing.TB, getenv func(string) string, flags ...string) *program {
+	t.Helper()
+	cfg, err := parseConfig(append([]string{"users", "-addr", "127.0.0.1:0"}, flags...), getenv, io.Discard)
+	if err != nil {
+		t.Fatalf("parseConfig: %v", err)
+	}
+	return startWith(t, cfg)
+}
+
+// startWith runs the program with a configuration the test has changed (shorter time-outs, say).
+func startWith(t testing.TB, cfg *config) *program {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &program{stderr: &logBuffer{}}
+	listening, result := make(chan net.Addr, 1), make(chan error, 1)
+	go func() { result <- start(ctx, cfg, p.stderr, func(addr net.Addr) { listening <- addr }) }()
+	var once sync.Once
+	var startErr error
+	p.stop = func() error {
+		once.Do(func() { cancel(); startErr = <-result })
+		return startErr
+	}
+	t.Cleanup(func() { p.stop() })
+	select {
+	case addr := <-listening:
+		p.url = cfg.scheme() + "://" + addr.String()
+	case err := <-result:
+		t.Fatalf("start returned before listening: %v\n%s", err, p.stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("start did not listen within 10s:\n%s", p.stderr)
+	}
+	return p
+}
+
+// logBuffer is a log that many goroutines may write to, and a test read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// records returns the JSON log records whose msg is this, each as its fields.
+func (b *logBuffer) records(t testing.TB, msg string) []map[string]any {
+	t.Helper()
+	var found []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var record map[string]any
+		if err := json.Unmarshal([]byte(line), &record); err != nil {
+			continue // the token notice, in text
+		}
+		if record["msg"] == msg {
+			found = append(found, record)
+		}
+	}
+	return found
+}
+
+// wantStatus fails the test unless the answer has this status.
+func wantStatus(t testing.TB, w *httptest.ResponseRecorder, status int) {
+	t.Helper()
+	if w.Code != status {
+		t.Fatalf("status %d, want %d; body %s", w.Code, status, w.Body)
+	}
+}
+
+// wantHeaders fails the test unless the header has each of these fields with exactly this value;
+// "" means the field must be absent.
+func wantHeaders(t testing.TB, h http.Header, want map[string]string) {
+	t.Helper()
+	for name, value := range want {
+		if got := strings.Join(h.Values(name), ", "); got != value {
+			t.Errorf("%s: %q, want %q", name, got, value)
+		}
+	}
+}
+
+// wantBody fails the test unless the body is exactly this.
+func wantBody(t testing.TB, w *httptest.ResponseRecorder, body string) {
+	t.Helper()
+	if got := w.Body.String(); got != body {
+		t.Errorf("body\n  %s\nwant\n  %s", got, body)
+	}
+}
+
+// wantError fails the test unless the answer is the JSON error body of this status and message.
+func wantError(t testing.TB, w *httptest.ResponseRecorder, status int, message string) {
+	t.Helper()
+	wantStatus(t, w, status)
+	wantHeaders(t, w.Header(), map[string]string{"Content-Type": "application/json"})
+	var body errorBody
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatalf("body %s is not JSON: %v", w.Body, err)
+	}
+	if body.Error != message {
+		t.Errorf("error %q, want %q", body.Error, message)
+	}
+}
