@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,9 +66,10 @@ type record struct {
 	Email *string `json:"email,omitempty"`
 }
 
-// line encodes a record as a line of JSON Lines.
+// line encodes a record as a line of JSON Lines. The file's format is its own, so it has its own
+// encoding: json.Marshal's, whatever the API's bodies do.
 func (r record) line() ([]byte, error) {
-	b, err := encodeJSON(r)
+	b, err := json.Marshal(r)
 	return append(b, '\n'), err
 }
 
