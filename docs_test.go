@@ -24,7 +24,7 @@ import (
 	"time"
 )
 
-// The README and docs/walkthrough.md show real exchanges: a curl command and the answer the service
+// The README, docs/walkthrough.md and docs/https.md show real exchanges: a curl command and the answer the service
 // gave it, headers and body, only the Date header left out. This test sends each command again, in
 // the order the page gives them, to the program started as the page starts it, and requires the
 // very same answer (but the prefix of X-Request-Id, which each server chooses at random). After a
@@ -33,7 +33,7 @@ import (
 //	go test -run TestDocsShowWhatTheServiceSends -update-docs
 //
 // writes the answers the service now sends into the pages.
-var updateDocs = flag.Bool("update-docs", false, "write the service's answers into README.md and docs/walkthrough.md")
+var updateDocs = flag.Bool("update-docs", false, "write the service's answers into README.md, docs/walkthrough.md and docs/https.md")
 
 // docExchange is one command of a page and the answer pasted under it.
 type docExchange struct {
@@ -43,7 +43,7 @@ type docExchange struct {
 }
 
 func TestDocsShowWhatTheServiceSends(t *testing.T) {
-	for _, page := range []string{"README.md", "docs/walkthrough.md"} {
+	for _, page := range []string{"README.md", "docs/walkthrough.md", "docs/https.md"} {
 		t.Run(filepath.Base(page), func(t *testing.T) { // a subtest's name takes no "/"
 			content, err := os.ReadFile(page)
 			if err != nil {

@@ -52,10 +52,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return start(ctx, cfg, stderr, func(net.Addr) {})
 }
 
-// start runs the service as cfg says until ctx is done. It opens the store, listens, tells
-// listening the address it bound (tests learn a free port there), and only then prints the
-// generated tokens, if any: a start that fails prints none. On ctx's end it stops accepting and
-// lets the requests in flight finish.
+// start runs the service as cfg says until ctx is done. It opens the store and listens, and only
+// then prints the generated tokens, if any, and the start-up log: a start that fails prints no
+// token. Then it tells listening the address it bound (tests learn a free port there). Once ctx
+// is done it stops accepting and lets the requests in flight finish.
 func start(ctx context.Context, cfg *config, stderr io.Writer, listening func(net.Addr)) error {
 	logger := newLogger(cfg.logFormat, stderr)
 	store, storage, err := openStore(cfg, logger)
