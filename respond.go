@@ -112,8 +112,11 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Del(name)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	for name := range e.header {
-		w.Header().Set(name, e.header.Get(name))
+	for name, values := range e.header { // every value of each, not only the first
+		w.Header().Del(name)
+		for _, value := range values {
+			w.Header().Add(name, value)
+		}
 	}
 	body, err := encodeJSON(errorBody{Error: e.message, Fields: e.fields})
 	if err != nil { // two strings always encode: this would be a bug of ours

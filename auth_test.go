@@ -1,0 +1,153 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// The rules of auth.go: bearer tokens (RFC 6750) and roles (docs/api.md, "Authentication"), proved
+// on parseTokens, tokens.authenticate and requireWrite.
+
+// authTestTokens are the tokens of newTestServer: writeToken may write, readToken may only read.
+func authTestTokens(t *testing.T) tokens {
+	t.Helper()
+	known, err := parseTokens(writeToken + ":write," + readToken + ":read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return known
+}
+
+// The scheme Bearer is matched in any case (RFC 9110 §11.1), and one or more spaces may separate
+// it from the token; the token gives its role.
+func TestBearerSchemeIsCaseInsensitiveAndTakesSeveralSpaces(t *testing.T) {
+	known := authTestTokens(t)
+	for _, tt := range []struct {
+		authorization string
+		want          role
+	}{
+		{"Bearer " + readToken, roleRead},
+		{"Bearer " + writeToken, roleWrite},
+		{"bearer " + readToken, roleRead},
+		{"BEARER " + writeToken, roleWrite},
+		{"bEaReR " + readToken, roleRead},
+		{"Bearer    " + writeToken, roleWrite},
+	} {
+		r := httptest.NewRequest("GET", "/api/users", nil)
+		r.Header.Set("Authorization", tt.authorization)
+		if got, err := known.authenticate(r); err != nil || got != tt.want {
+			t.Errorf("Authorization %q: role %v, error %v; want role %v", tt.authorization, got, err, tt.want)
+		}
+	}
+}
+
+// Without a bearer token the challenge names only the realm; with a token that is malformed or
+// unknown it says error="invalid_token" (RFC 6750 §3.1). A malformed token is an unknown one, so
+// the message never says which part was wrong.
+func TestAuthorizationThatIsNotOneKnownBearerTokenIs401WithItsChallenge(t *testing.T) {
+	tests := []struct {
+		name          string
+		authorization []string // each is one Authorization header line
+		want          *apiError
+	}{
+		{"no Authorization header", nil, errNoToken},
+		{"another scheme", []string{"Basic dGVzdDp0ZXN0"}, errNoToken},
+		{"a blank header", []string{"   "}, errNoToken},
+		{"Bearer run into the token", []string{"Bearer" + readToken}, errNoToken},
+		{"Bearer without a token", []string{"Bearer"}, errInvalidToken},
+		{"Bearer and a space but no token", []string{"Bearer "}, errInvalidToken},
+		{"an unknown token", []string{"Bearer no-such-token"}, errInvalidToken},
+		{"a token with characters outside b64token", []string{"Bearer tok!en"}, errInvalidToken},
+		{"something after the token", []string{"Bearer " + readToken + " extra"}, errInvalidToken},
+		{"a known token with a character more", []string{"Bearer " + readToken + "x"}, errInvalidToken},
+		{"a known token but its last character", []string{"Bearer " + readToken[:len(readToken)-1]}, errInvalidToken},
+		{"two Authorization headers", []string{"Bearer " + readToken, "Bearer " + readToken}, errInvalidToken},
+		{"two Authorization headers, the first empty", []string{"", "Bearer " + readToken}, errInvalidToken},
+	}
+	known := authTestTokens(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/api/users", nil)
+			for _, line := range tt.authorization {
+				r.Header.Add("Authorization", line)
+			}
+			granted, err := known.authenticate(r)
+			if err != tt.want {
+				t.Errorf("error %#v, want %#v", err, tt.want)
+			}
+			if granted != 0 {
+				t.Errorf("a refused token was granted the role %v", granted)
+			}
+		})
+	}
+	// What each refusal says, and its challenge.
+	for _, tt := range []struct {
+		refusal            *apiError
+		message, challenge string
+	}{
+		{errNoToken, "this API needs a bearer token: send Authorization: Bearer <token>", `Bearer realm="users"`},
+		{errInvalidToken, "the bearer token is malformed or unknown", `Bearer realm="users", error="invalid_token"`},
+	} {
+		if tt.refusal.status != 401 || tt.refusal.message != tt.message {
+			t.Errorf("answered %d %q, want 401 %q", tt.refusal.status, tt.refusal.message, tt.message)
+		}
+		wantHeaders(t, tt.refusal.header, map[string]string{"WWW-Authenticate": tt.challenge})
+	}
+}
+
+// A token may use every character of RFC 6750's b64token, padding included.
+func TestTokensWithTheFullB64TokenAlphabetAreAccepted(t *testing.T) {
+	token := "Az09-._~+/=="
+	known, err := parseTokens(token + ":read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/api/users", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	if granted, err := known.authenticate(r); err != nil || granted != roleRead {
+		t.Errorf("role %v, error %v; want the read role", granted, err)
+	}
+}
+
+// A read token on a route that writes is 403, with a challenge that says
+// error="insufficient_scope" (RFC 6750 §3.1); the write token passes. The write role covers the
+// read role: every token that authenticates may read.
+func TestWriteTokenMayAlsoReadButAReadTokenOnAWriteRouteIs403(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		granted role // 0: a request that went through no authentication
+		refused bool
+	}{
+		{"the write role", roleWrite, false},
+		{"the read role", roleRead, true},
+		{"no role at all", 0, true},
+	} {
+		r := httptest.NewRequest("DELETE", "/api/users/1", nil)
+		if tt.granted != 0 {
+			r = withRole(r, tt.granted)
+		}
+		err := requireWrite(r)
+		switch {
+		case !tt.refused && err != nil:
+			t.Errorf("%s: %v, want it let through", tt.name, err)
+		case tt.refused && err != errReadOnly:
+			t.Errorf("%s: error %#v, want the 403 of a read-only token", tt.name, err)
+		}
+	}
+	if errReadOnly.status != 403 || errReadOnly.message != "this token may only read: changing users needs a token with the write role" {
+		t.Errorf("a read token on a write route is answered %d %q", errReadOnly.status, errReadOnly.message)
+	}
+	wantHeaders(t, errReadOnly.header, map[string]string{"WWW-Authenticate": `Bearer realm="users", error="insufficient_scope"`})
+
+	// Reading needs no check of its own: the write token reads the list and a user.
+	ts := newTestServer(t)
+	ann, _ := ts.create(t, "Ann", "ann@example.com")
+	for _, target := range []string{"/api/users", userPath(ann.ID)} {
+		r := httptest.NewRequest("GET", target, nil)
+		r.Header.Set("Authorization", "Bearer "+writeToken)
+		if w := ts.serve(r); w.Code != http.StatusOK {
+			t.Errorf("GET %s with the write token: status %d, want 200; body %s", target, w.Code, w.Body)
+		}
+	}
+}
