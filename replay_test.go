@@ -206,7 +206,7 @@ func replayLiveHeap() uint64 {
 func TestJournalStartsWithAUserThatBreaksTodaysFieldRules(t *testing.T) {
 	for _, tc := range []struct{ name, userName, email string }{
 		{"a name of 101 characters", strings.Repeat("n", 101), "ann@example.com"},
-		{"an e-mail net/mail refuses", "Ann", "ann"},
+		{"an e-mail that Go's mail parser refuses", "Ann", "ann"},
 		{"an e-mail with a display name", "Ann", "Ann <ann@example.com>"},
 		{"white space around a value", " Ann ", " ann@example.com "},
 	} {
