@@ -208,6 +208,9 @@ func (f userFields) applyTo(u user) user {
 func (s *userStore) create(fields userFields, conditions preconditions) (user, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.writable(); err != nil {
+		return user{}, err
+	}
 	if conditions.present() {
 		collection, err := s.wholeList()
 		if err != nil {
@@ -234,6 +237,9 @@ func (s *userStore) create(fields userFields, conditions preconditions) (user, e
 func (s *userStore) update(id int64, fields userFields, conditions preconditions) (user, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.writable(); err != nil {
+		return user{}, err
+	}
 	before, err := s.target(id, conditions)
 	if err != nil {
 		return user{}, err
@@ -249,6 +255,9 @@ func (s *userStore) update(id int64, fields userFields, conditions preconditions
 func (s *userStore) delete(id int64, conditions preconditions) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.writable(); err != nil {
+		return err
+	}
 	before, err := s.target(id, conditions)
 	if err != nil {
 		return err
@@ -280,12 +289,21 @@ type change struct {
 // errStoreClosed answers a write that comes after the server has stopped.
 var errStoreClosed = errors.New("the store is closed: the server has stopped")
 
+// writable refuses every write, before it is judged, once the store cannot write: the server has
+// stopped, or the journal is broken (a write failed on the disk). The caller holds writeMu.
+func (s *userStore) writable() error {
+	switch {
+	case s.closed:
+		return errStoreClosed
+	case s.broken():
+		return errJournalBroken
+	}
+	return nil
+}
+
 // commit makes a judged change durable, when there is a journal, and only then applies it, so no
 // reader sees a write that a crash could still take away. The caller holds writeMu.
 func (s *userStore) commit(c change) error {
-	if s.closed {
-		return errStoreClosed
-	}
 	if s.journal == nil {
 		s.apply(c)
 		return nil
