@@ -139,6 +139,9 @@ type runner struct {
 
 	createdIDs []int64 // every id a POST answered 2xx with, to delete at the end
 
+	tokens         *strings.Replacer // puts the tokens in for their variables (tokens.go)
+	sentWithTokens map[string]string // each value sent with a token in it, to the value as the kit wrote it
+
 	corsProbed  bool
 	corsRefusal error // why the CORS rules are skipped, once probed; nil when the origin is allowed
 }
@@ -166,6 +169,8 @@ func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 			// Nor is any coding asked for, or any proxy used: what comes back is what the server sent.
 			Transport: &http.Transport{DisableCompression: true},
 		},
+		tokens:         tokenReplacer(cfg.WriteToken, cfg.ReadToken),
+		sentWithTokens: map[string]string{},
 	}
 	defer r.http.CloseIdleConnections()
 	start := time.Now()
@@ -204,7 +209,7 @@ func (r *runner) reach(ctx context.Context) error {
 		if t.token == "" {
 			continue
 		}
-		x := &reply{method: http.MethodGet, url: r.base + collection, header: http.Header{"Authorization": {"Bearer " + t.token}}}
+		x := &reply{method: http.MethodGet, url: r.base + collection, header: http.Header{"Authorization": {"Bearer $" + t.name}}}
 		r.exchange(ctx, x)
 		switch {
 		case x.err != nil:
@@ -234,13 +239,13 @@ func (r *runner) check(ctx context.Context, i int, rule Rule) (result Result) {
 	case err == nil:
 		result.Status = Passed
 	case errors.As(err, &skipped):
-		result.Status, result.Reason = Skipped, r.redact(skipped.reason)
+		result.Status, result.Reason = Skipped, r.hide(skipped.reason)
 	case errors.As(err, &failed):
 		result.Status, result.Known = Failed, r.cfg.Baseline[rule.ID]
-		result.Expected, result.Got = r.redact(failed.expected), r.redact(failed.got)
-		result.Exchange = r.redactExchange(failed.exchange)
+		result.Expected, result.Got = r.hide(failed.expected), r.hide(failed.got)
+		result.Exchange = r.reportExchange(failed.exchange)
 	default:
-		result.Status, result.Known, result.Got = Failed, r.cfg.Baseline[rule.ID], r.redact(err.Error())
+		result.Status, result.Known, result.Got = Failed, r.cfg.Baseline[rule.ID], r.hide(err.Error())
 	}
 	return result
 }
@@ -273,21 +278,13 @@ func (r *runner) originAllowed(ctx context.Context) error {
 	if !r.corsProbed {
 		r.corsProbed = true
 		x := &reply{method: http.MethodGet, url: r.base + collection,
-			header: http.Header{"Authorization": {"Bearer " + r.readToken()}, "Origin": {r.cfg.Origin}}}
+			header: http.Header{"Authorization": {"Bearer " + r.readTokenVariable()}, "Origin": {r.cfg.Origin}}}
 		r.exchange(ctx, x)
 		if allowed := x.responseHeader.Get("Access-Control-Allow-Origin"); r.cfg.Origin == "" || allowed != r.cfg.Origin && allowed != "*" {
 			r.corsRefusal = skipf("the server does not allow the origin %q: start it with CORS on for that origin to check these", r.cfg.Origin)
 		}
 	}
 	return r.corsRefusal
-}
-
-// readToken is the token reads go with: the read token, or the write token when there is none.
-func (r *runner) readToken() string {
-	if r.cfg.ReadToken != "" {
-		return r.cfg.ReadToken
-	}
-	return r.cfg.WriteToken
 }
 
 // created notes the id of a user a POST made, to delete it at the end.
@@ -308,7 +305,7 @@ func (r *runner) cleanUp() []string {
 	defer cancel()
 	ids := slices.Clone(r.createdIDs)
 	for _, target := range []string{collection, collection + "?q=" + r.tag} {
-		x := &reply{method: http.MethodGet, url: r.base + target, header: http.Header{"Authorization": {"Bearer " + r.cfg.WriteToken}}}
+		x := &reply{method: http.MethodGet, url: r.base + target, header: http.Header{"Authorization": {"Bearer " + writeTokenVar}}}
 		r.exchange(ctx, x)
 		list, err := x.decodeList()
 		if err != nil {
@@ -323,47 +320,13 @@ func (r *runner) cleanUp() []string {
 	slices.Sort(ids)
 	var leftovers []string
 	for _, id := range slices.Compact(ids) {
-		x := &reply{method: http.MethodDelete, url: r.base + user{ID: id}.path(), header: http.Header{"Authorization": {"Bearer " + r.cfg.WriteToken}}}
+		x := &reply{method: http.MethodDelete, url: r.base + user{ID: id}.path(), header: http.Header{"Authorization": {"Bearer " + writeTokenVar}}}
 		r.exchange(ctx, x)
 		if x.status/100 != 2 && x.status != http.StatusNotFound {
 			leftovers = append(leftovers, fmt.Sprintf("user %d: DELETE answered %s", id, x.summary()))
 		}
 	}
 	return leftovers
-}
-
-// redact replaces the tokens in a text by the names of their variables: a report never shows them.
-func (r *runner) redact(s string) string {
-	for _, t := range []struct{ token, name string }{{r.cfg.WriteToken, "$USERS_WRITE_TOKEN"}, {r.cfg.ReadToken, "$USERS_READ_TOKEN"}} {
-		if t.token != "" {
-			s = strings.ReplaceAll(s, t.token, t.name)
-		}
-	}
-	return s
-}
-
-func (r *runner) redactHeader(h http.Header) http.Header {
-	redacted := http.Header{}
-	for name, values := range h {
-		for _, v := range values {
-			redacted.Add(name, r.redact(v))
-		}
-	}
-	return redacted
-}
-
-// redactExchange is the report's copy of x, without the tokens.
-func (r *runner) redactExchange(x *reply) *Exchange {
-	if x == nil {
-		return nil
-	}
-	e := &Exchange{Method: x.method, URL: r.redact(x.url), Header: r.redactHeader(x.header), Body: []byte(r.redact(x.body)),
-		Chunked: x.framing == chunked, Status: x.status, ResponseHeader: r.redactHeader(x.responseHeader),
-		ResponseBody: []byte(r.redact(string(x.responseBody)))}
-	if x.err != nil {
-		e.Error = r.redact(x.err.Error())
-	}
-	return e
 }
 
 // randomHex returns n random bytes as 2n hex digits: the run's tag.
