@@ -156,7 +156,7 @@ func (r *runner) overItsOwnConnection(ctx context.Context, httpReq *http.Request
 	}
 	defer conn.Close()
 	if httpReq.URL.Scheme == "https" {
-		tlsConn := tls.Client(conn, &tls.Config{ServerName: httpReq.URL.Hostname()})
+		tlsConn := tls.Client(conn, &tls.Config{ServerName: httpReq.URL.Hostname(), RootCAs: r.rootCAs})
 		if err := tlsConn.HandshakeContext(ctx); err != nil {
 			return nil, nil, err
 		}

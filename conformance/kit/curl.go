@@ -23,6 +23,9 @@ func (e *Exchange) Curl() string {
 	default:
 		args = append(args, "-X", e.Method)
 	}
+	if e.CACert != "" {
+		args = append(args, "--cacert", shellWord(e.CACert)) // the certificates the run trusted
+	}
 	if u, err := url.Parse(e.URL); err == nil && hasDotSegment(u.Path) {
 		args = append(args, "--path-as-is") // or curl would clean the path before sending it
 	}

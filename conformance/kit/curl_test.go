@@ -1,11 +1,13 @@
 package kit
 
 import (
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +106,27 @@ func TestCurlLineKeepsTokensInTheirVariables(t *testing.T) {
 	big := Exchange{Method: "POST", URL: "http://127.0.0.1/api/users", Body: []byte(padded(`{}`, maxBodyBytes+1))}
 	if line := big.Curl(); len(line) > 200 || !strings.Contains(line, "%1048575s") {
 		t.Errorf("1 MiB of padding is not written as printf's padding: %.300s", line)
+	}
+}
+
+// A run that trusts a -cacert file says so in its curl lines, which then reach the server on its
+// own certificate as they are pasted.
+func TestCurlLineTrustsTheCACertOfTheRun(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	got := make(chan string, 1)
+	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.RequestURI }))
+	defer server.Close()
+	certFile := filepath.Join(t.TempDir(), "server's cert.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := Exchange{Method: "GET", URL: server.URL + "/api/users", CACert: certFile}
+	if out, err := exec.Command("sh", "-c", e.Curl()).CombinedOutput(); err != nil {
+		t.Fatalf("%s\n%v: %s", e.Curl(), err, out)
+	}
+	if path := <-got; path != "/api/users" {
+		t.Errorf("%s\nsent %s", e.Curl(), path)
 	}
 }

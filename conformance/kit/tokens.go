@@ -116,17 +116,3 @@ func (r *runner) hideHeader(h http.Header) http.Header {
 	}
 	return hidden
 }
-
-// reportExchange is the report's copy of x: the request as the kit wrote it, with the tokens'
-// variables, and the answer with any echo of a sent token hidden.
-func (r *runner) reportExchange(x *reply) *Exchange {
-	if x == nil {
-		return nil
-	}
-	e := &Exchange{Method: x.method, URL: x.url, Header: x.header.Clone(), Body: []byte(x.body), Chunked: x.framing == chunked,
-		Status: x.status, ResponseHeader: r.hideHeader(x.responseHeader), ResponseBody: []byte(r.hide(string(x.responseBody)))}
-	if x.err != nil {
-		e.Error = r.hide(x.err.Error())
-	}
-	return e
-}
