@@ -248,6 +248,37 @@ func createRules() []Rule {
 				return cases
 			}),
 		{
+			ID: "create/email-dot-atom-taken", Tier: Reference, Source: "RFC 5322 §3.2.3, §3.4.1; RFC 6532 §3.2; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "An e-mail that is a dot-atom, @ and a dot-atom, with the signs atext allows and non-ASCII characters, is taken and stored as sent: kit.O'Hara+news@Example.COM, !#$%&'*+/=?^_`{|}~-kit@example.com, kit@localhost, zoë-kit@müller.example.",
+			check: func(c *Client) error {
+				for _, email := range []string{c.group + ".O'Hara+news@Example.COM", "!#$%&'*+/=?^_`{|}~-" + c.group + "@example.com",
+					c.group + "@localhost", "zoë-" + c.group + "@müller.example"} {
+					x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email))
+					u, err := x.decodeUser()
+					if err := firstError(x.succeeded(), err); err != nil {
+						return err
+					}
+					if err := x.isUser(user{ID: u.ID, Name: "Kit Ann", Email: email}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		fieldRule("create/email-not-dot-atom-400", `An e-mail with a comment, a quoted local part, a dot at the start or end of a part or two together, white space or a control character inside, one of , ; : \ or a second @ is 400 with fields naming email.`,
+			func(c *Client) []fieldCase {
+				g := c.group
+				var cases []fieldCase
+				for _, email := range []string{g + "@example.com (Kit)", "(Kit)" + g + "@example.com", `"` + g + `"@example.com`, `"` + g + ` kit"@example.com`,
+					"." + g + "@example.com", g + ".@example.com", g + "..kit@example.com", g + "@example..com", g + "@example.com.",
+					g + " kit@example.com", g + "@ example.com", g + "\tkit@example.com", g + "\u007f@example.com",
+					g + ",kit@example.com", g + ";kit@example.com", g + ":kit@example.com", g + `\kit@example.com`, g + "@kit@example.com",
+					g + "@[IPv6:2001:db8::1]"} {
+					cases = append(cases, fieldCase{userJSON("Kit "+g, email), []string{"email"}})
+				}
+				return cases
+			}),
+		{
 			ID: "create/email-254-bytes", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "An e-mail may have up to 254 bytes, counted after trimming; 255 is 400 with fields naming email.",
 			check: func(c *Client) error {
@@ -320,6 +351,32 @@ func createRules() []Rule {
 				for _, contentType := range [][]string{nil, {"Content-Type", "text/plain"}, {"Content-Type", mediaTypeMerge}, {"Content-Type", "application/json;;"}} {
 					email := c.email()
 					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email), header: contentType})
+					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "create/media-type-parameters-taken", Tier: Reference, Source: "RFC 9110 §8.3.1; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: `A Content-Type of application/json with one empty parameter at its end, white space around ; and =, an empty charset or another parameter is taken: application/json; and application/json ; charset = utf-8 ; and charset="" and version=2.`,
+			check: func(c *Client) error {
+				return every(func(x *reply) error { return x.succeeded() },
+					c.postAs("application/json;"), c.postAs("application/json ; charset = utf-8 ;"), c.postAs(`application/json; charset=""`),
+					c.postAs("application/json; version=2"))
+			},
+		},
+		{
+			ID: "create/media-type-parameters-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "A Content-Type of application/json whose parameters do not parse is 415, and creates nothing: an empty parameter but at the end (;; or ; ; or ;;charset=utf-8), a parameter without = or without a value, an unquoted value with a space, or charset given twice with two values.",
+			check: func(c *Client) error {
+				for _, contentType := range []string{"application/json;;", "application/json; ;", "application/json;;charset=utf-8",
+					"application/json; charset", "application/json; charset=", "application/json; version=2 3",
+					"application/json; charset=utf-8; charset=iso-8859-1"} {
+					email := c.email()
+					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email),
+						header: []string{"Content-Type", contentType}})
 					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
 						return err
 					}

@@ -424,6 +424,25 @@ func listRules() []Rule {
 		listRefusal("list/malformed-query-400", "A query that cannot be parsed (a bad escape, a semicolon) is 400.",
 			"page=%zz", "q=%", "page=1;per_page=2"),
 		{
+			ID: "list/query-read-as-a-form", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "The query is read as a form encodes it: + is a space, names and values are percent-decoded, empty pieces are skipped, and a name without = has an empty value, so ?q filters nothing and ?page is 400.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit " + c.group + " Ann")
+				if err != nil {
+					return err
+				}
+				search := c.group + "+ann" // the name holds "<group> Ann"
+				return firstError(
+					c.get(collection+"?q="+search).listIDs(u.ID),
+					c.get(collection+"?%71="+search).listIDs(u.ID),
+					c.get(collection+"?&&q="+search+"&").listIDs(u.ID),
+					c.get(collection+"?q&email="+url.QueryEscape(u.Email)).listIDs(u.ID),
+					c.get(collection+"?page").statusIs(http.StatusBadRequest))
+			},
+		},
+		listRefusal("list/semicolon-in-a-value-400", "A ; anywhere in the query is 400, inside a value too (q=kit;a), where it must be sent as %3B.",
+			"q=kit;a", "email=kit;a@example.com"),
+		{
 			ID: "list/etag-follows-the-list", Tier: Reference, Source: docConditional, Doc: docConditional, Needs: OwnUsers,
 			Requirement: "The list's ETag follows the list: equal lists have equal ETags, and a change to a user in it changes it.",
 			check: func(c *Client) error {

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"regexp"
@@ -186,6 +187,24 @@ func reachableRules() []Rule {
 					}
 				}
 				return nil
+			},
+		},
+		{
+			ID: "reachable/path-percent-decoded", Tier: Reference, Source: "RFC 3986 §6.2.2.2; " + docRoutes, Doc: docRoutes, Needs: OwnUsers,
+			Requirement: "Each segment of a path is percent-decoded before it is matched: /api/%75sers is the list, and /api/users/ with the id's digits percent-encoded is that user.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				var encoded strings.Builder
+				for _, digit := range []byte(strconv.FormatInt(u.ID, 10)) {
+					fmt.Fprintf(&encoded, "%%%02X", digit)
+				}
+				if _, err := c.get("/api/%75sers").decodeList(); err != nil {
+					return err
+				}
+				return c.get(collection + "/" + encoded.String()).isUser(u)
 			},
 		},
 		{
