@@ -168,6 +168,18 @@ func createRules() []Rule {
 			func(c *Client) []fieldCase {
 				return []fieldCase{{`{"name":5,"email":"not an address ` + c.group + `"}`, []string{"name"}}}
 			}),
+		fieldRule("create/first-problem-in-document-order", `The first problem in the body's order is the one reported: {"email":5,"name":6} and {"email":5,"age":1} are type errors of email, with fields naming only email.`,
+			func(c *Client) []fieldCase {
+				return []fieldCase{{`{"email":5,"name":6}`, []string{"email"}}, {`{"email":5,"age":1}`, []string{"email"}}}
+			}),
+		fieldRule("create/member-judged-as-read", `Each member is judged as soon as it is read, before the rest of the body: {"name":5, cut short, {"name":{"kit":1,"kit":2}}, and {"id":"7","name":5} are type errors of name, with fields naming it.`,
+			func(c *Client) []fieldCase {
+				return []fieldCase{
+					{`{"name":5, `, []string{"name"}},
+					{`{"name":{"kit":1,"kit":2},"email":` + jsonString(c.email()) + `}`, []string{"name"}},
+					{`{"id":"7","name":5,"email":` + jsonString(c.email()) + `}`, []string{"name"}},
+				}
+			}),
 		{
 			ID: "create/id-400", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "id is the server's to give: in a POST body, null included, it is 400, and creates nothing.",
