@@ -249,6 +249,54 @@ func createRules() []Rule {
 				}
 				return cases
 			}),
+		{
+			ID: "create/white-space-is-unicodes", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "The white space trimmed is Unicode's White_Space property: U+0085, U+1680, U+2028, U+205F and U+000B around a name are trimmed, while U+200B, U+180E and U+FEFF are not white space and stay.",
+			check: func(c *Client) error {
+				for _, tt := range []struct{ sent, stored string }{
+					{"\u0085\u1680 Kit Ann\u2028\u205f\u000b", "Kit Ann"},
+					{"\u200bKit Ann\ufeff", "\u200bKit Ann\ufeff"},
+					{"\u180eKit Ann", "\u180eKit Ann"},
+				} {
+					email := c.email()
+					x := c.write(http.MethodPost, collection, userJSON(tt.sent, email))
+					u, err := x.decodeUser()
+					if err := firstError(x.succeeded(), err); err != nil {
+						return err
+					}
+					if err := x.isUser(user{ID: u.ID, Name: tt.stored, Email: email}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "create/control-characters-are-cc", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "A control character is one of general category Cc: a name holding U+0085, U+009F or U+001C is 400 with fields naming name, while one holding U+200B, U+2028 or U+FEFF is taken.",
+			check: func(c *Client) error {
+				for _, name := range []string{"Kit\u0085Ann", "Kit Ann\u009f", "\u001cKit Ann"} {
+					if err := c.write(http.MethodPost, collection, userJSON(name, c.email())).refused("name"); err != nil {
+						return err
+					}
+				}
+				return c.write(http.MethodPost, collection, userJSON("Kit\u200bAnn\u2028Lee\ufeff Day", c.email())).succeeded()
+			},
+		},
+		{
+			ID: "create/lone-surrogate-replaced", Tier: Reference, Source: "RFC 8259 §8.2; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: `An escaped surrogate that is not half of a pair, \ud800 or \udc00 alone, is read as U+FFFD and stored so, while a pair is the character it encodes.`,
+			check: func(c *Client) error {
+				email := c.email()
+				x := c.write(http.MethodPost, collection, `{"name":"Kit \ud800 \udc00 \ud83d\ude00","email":`+jsonString(email)+`}`)
+				u, err := x.decodeUser()
+				if err := firstError(x.succeeded(), err); err != nil {
+					return err
+				}
+				want := user{ID: u.ID, Name: "Kit \ufffd \ufffd \U0001f600", Email: email}
+				return firstError(x.isUser(want), c.stored(x, want))
+			},
+		},
 		fieldRule("create/email-plain-address", "An e-mail that is not a bare address (no @, a display name, angle brackets, a domain in brackets, two addresses) is 400 with fields naming email.",
 			func(c *Client) []fieldCase {
 				name := "Kit " + c.group
@@ -354,6 +402,26 @@ func createRules() []Rule {
 					}
 				}
 				return nil
+			},
+		},
+		{
+			ID: "create/email-taken-lower-cased-per-character", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "E-mails compare lower-cased a character at a time by Unicode's simple mapping: İZMIR-kit@EXAMPLE.COM is 409 once izmir-kit@example.com exists, while STRASSE-kit@example.com and straße-kit@example.com are two addresses.",
+			check: func(c *Client) error {
+				u, err := c.newUserWith("Kit Ann", "izmir-"+c.group+"@example.com")
+				if err != nil {
+					return err
+				}
+				x := c.write(http.MethodPost, collection, userJSON("Kit Bob", strings.ToUpper("İzmir-"+c.group+"@example.com")))
+				if err := firstError(x.statusIs(http.StatusConflict),
+					c.noneLike(x, func(other user) bool {
+						return other.ID != u.ID && strings.Contains(strings.ToLower(other.Email), "-"+c.group+"@")
+					})); err != nil {
+					return err
+				}
+				return every(func(x *reply) error { return x.succeeded() },
+					c.write(http.MethodPost, collection, userJSON("Kit Carol", "STRASSE-"+c.group+"@example.com")),
+					c.write(http.MethodPost, collection, userJSON("Kit Dan", "straße-"+c.group+"@example.com")))
 			},
 		},
 		{

@@ -260,6 +260,33 @@ func listRules() []Rule {
 			},
 		},
 		{
+			ID: "list/lower-cased-per-character", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "q, email and sort lower-case a character at a time by Unicode's simple mapping, İ to i and Σ to σ: q=izmir-kit finds İzmir-kit, q=οδοσ-kit finds ΟΔΟΣ-kit, email=İ-KIT@... finds i-kit@..., and İb sorts before ic.",
+			check: func(c *Client) error {
+				izmir, err := c.newUser("İzmir-" + c.group)
+				if err != nil {
+					return err
+				}
+				odos, err := c.newUser("ΟΔΟΣ-" + c.group)
+				if err != nil {
+					return err
+				}
+				i, err := c.newUserWith("Kit Ann", "i-"+c.group+"@example.com")
+				if err != nil {
+					return err
+				}
+				sorted, err := c.newUsers("ic", "İb")
+				if err != nil {
+					return err
+				}
+				return firstError(
+					c.get(collection+"?q="+url.QueryEscape("izmir-"+c.group)).listIDs(izmir.ID),
+					c.get(collection+"?q="+url.QueryEscape("οδοσ-"+c.group)).listIDs(odos.ID),
+					c.get(collection+"?email="+url.QueryEscape(strings.ToUpper("İ-"+c.group+"@example.com"))).listIDs(i.ID),
+					c.mine("sort=name").listIDs(sorted[1].ID, sorted[0].ID, izmir.ID, odos.ID))
+			},
+		},
+		{
 			ID: "list/page-envelope", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
 			Requirement: "With page or per_page, the envelope also carries page, per_page and total_pages.",
 			check: func(c *Client) error {
