@@ -100,6 +100,34 @@ func authRules() []Rule {
 			},
 		},
 		{
+			ID: "auth/empty-authorization-is-no-token", Tier: Should, Source: "RFC 6750 §3.1", Doc: docAuth,
+			Requirement: "An empty Authorization header counts as none: 401, with a challenge without an error attribute.",
+			check: func(c *Client) error {
+				x := c.anonymously(http.MethodGet, collection, "Authorization", "")
+				if err := x.statusIs(http.StatusUnauthorized); err != nil {
+					return err
+				}
+				if challenge := x.responseHeader.Get("WWW-Authenticate"); errorAttribute.MatchString(challenge) {
+					return failf(x, "a challenge without error=, as the client sent no credentials", describeHeader(x.responseHeader, "WWW-Authenticate"))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "auth/scheme-ends-at-the-first-space", Tier: Reference, Source: "RFC 9110 §11.4; " + docAuth, Doc: docAuth,
+			Requirement: "Only spaces end the scheme: Bearer, a tab and the write token is a scheme other than Bearer, answered 401 with a challenge without an error attribute.",
+			check: func(c *Client) error {
+				x := c.anonymously(http.MethodGet, collection, "Authorization", "Bearer\t"+writeTokenVar)
+				if err := x.statusIs(http.StatusUnauthorized); err != nil {
+					return err
+				}
+				if challenge := x.responseHeader.Get("WWW-Authenticate"); errorAttribute.MatchString(challenge) {
+					return failf(x, "a challenge without error=, as for another scheme", describeHeader(x.responseHeader, "WWW-Authenticate"))
+				}
+				return nil
+			},
+		},
+		{
 			ID: "auth/challenges-exact", Tier: Reference, Source: docAuth, Doc: docAuth,
 			Requirement: `The 401 challenges are exactly Bearer realm="users" without a token and Bearer realm="users", error="invalid_token" for a bad one.`,
 			check: func(c *Client) error {
