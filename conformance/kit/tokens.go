@@ -43,8 +43,8 @@ func withoutLastCharacter(s string) string {
 	return s[:len(s)-1]
 }
 
-// readTokenVariable is the token reads go with: the read token, or the write token when there is
-// none.
+// readTokenVariable is the variable of the token reads go with: the read token, or the write token
+// when there is none.
 func (r *runner) readTokenVariable() string {
 	if r.cfg.ReadToken != "" {
 		return readTokenVar
