@@ -4,6 +4,9 @@
 //
 //	USERS_WRITE_TOKEN=... USERS_READ_TOKEN=... go run ./conformance -url http://localhost:8080
 //
+// A server on a certificate of its own, such as a self-signed one, is checked with that
+// certificate to trust, as curl's --cacert: -url https://localhost:8443 -cacert cert.pem.
+//
 // It creates users of its own, with a tag unique to the run, and deletes them at the end; it never
 // changes data it did not create. Exit status: 0 when no rule failed, 1 when one did, 2 when the
 // run could not proceed.
@@ -36,12 +39,13 @@ func main() {
 const (
 	allPassed   = 0
 	ruleFailed  = 1
-	cannotCheck = 2 // bad flags, no server at the URL, a token refused
+	cannotCheck = 2 // bad flags, no server at the URL, a certificate not trusted, a token refused
 )
 
 // options is what the flags decide.
 type options struct {
 	url, origin   string
+	cacert        string // the PEM file of the certificates to trust, for https
 	tier          kit.Tier
 	run           *regexp.Regexp
 	junit, json   string // the files to write the results to
@@ -65,7 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		writeList(stdout, rules)
 		return allPassed
 	}
-	cfg := kit.Config{URL: opts.url, WriteToken: getenv("USERS_WRITE_TOKEN"), ReadToken: getenv("USERS_READ_TOKEN"), Origin: opts.origin}
+	cfg := kit.Config{URL: opts.url, WriteToken: getenv("USERS_WRITE_TOKEN"), ReadToken: getenv("USERS_READ_TOKEN"), Origin: opts.origin,
+		CACert: opts.cacert}
 	if cfg.WriteToken == "" {
 		fmt.Fprintln(stderr, "conformance: USERS_WRITE_TOKEN is not set: set it to a token that may read and write "+
 			"(and USERS_READ_TOKEN to one that may only read, if the server has one)")
@@ -119,12 +124,15 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	flags.StringVar(&opts.json, "json", "", "also write the results to this `file` as JSON")
 	flags.StringVar(&opts.baseline, "baseline", "", "a `file` of known failures, one rule id a line: reported, but they do not fail the run")
 	flags.StringVar(&opts.origin, "origin", "http://localhost:3000", "the page `origin` the CORS rules send; they are skipped if the server does not allow it")
+	flags.StringVar(&opts.cacert, "cacert", "", "for an https URL, trust the certificates in this PEM `file`, such as a self-signed server's own, as\n"+
+		"curl's --cacert: only these, and the server's name is still checked; the curl lines say it too")
 	flags.BoolVar(&opts.list, "list", false, "list the rules, with their tier, source and section of docs/api.md, and send nothing")
 	flags.BoolVar(&opts.verbose, "v", false, "show every rule, not only those that fail")
 	if err := flags.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stdout, "Usage: conformance -url URL [flags]\n\nChecks a server against the rules of the users API (docs/api.md).\n"+
 			"Tokens come from the environment: USERS_WRITE_TOKEN (read and write) and USERS_READ_TOKEN\n"+
-			"(read only; without it the rules of roles are skipped).\n\nFlags:\n")
+			"(read only; without it the rules of roles are skipped). A server on https whose certificate the\n"+
+			"system does not trust, such as a self-signed one, is checked with -cacert and that certificate.\n\nFlags:\n")
 		flags.SetOutput(stdout)
 		flags.PrintDefaults()
 		return opts, err

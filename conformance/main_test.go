@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"encoding/xml"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,7 +29,28 @@ const token = "main-test-secret"
 // reachable/list-200 and breaks auth/401-www-authenticate.
 func listOnly(t *testing.T) (url string, requests *atomic.Int64) {
 	requests = &atomic.Int64{}
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	server := httptest.NewServer(listOnlyHandler(requests))
+	t.Cleanup(server.Close)
+	return server.URL, requests
+}
+
+// listOnlyOverTLS is listOnly on https, with a certificate of its own for 127.0.0.1 and
+// example.com, which it writes to a PEM file: no system trusts it.
+func listOnlyOverTLS(t *testing.T) (url, certFile string) {
+	server := httptest.NewUnstartedServer(listOnlyHandler(&atomic.Int64{}))
+	server.Config.ErrorLog = log.New(io.Discard, "", 0) // a client that refuses the certificate is what some cases are about
+	server.StartTLS()
+	t.Cleanup(server.Close)
+	certFile = filepath.Join(t.TempDir(), "cert.pem")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return server.URL, certFile
+}
+
+func listOnlyHandler(requests *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		if r.Header.Get("Authorization") != "Bearer "+token {
@@ -35,9 +59,7 @@ func listOnly(t *testing.T) (url string, requests *atomic.Int64) {
 			return
 		}
 		w.Write([]byte(`{"data":[],"total":0}`))
-	}))
-	t.Cleanup(server.Close)
-	return server.URL, requests
+	})
 }
 
 // A rule each way: one passes, one fails and one is skipped, as no read token is given.
@@ -225,6 +247,48 @@ func TestJUnitAndJSONHaveARecordPerRule(t *testing.T) {
 	}
 	if bytes.Contains(junit, []byte(token)) || bytes.Contains(raw, []byte(token)) {
 		t.Error("a report file shows the token")
+	}
+}
+
+// -cacert trusts a server's own certificate, as curl's --cacert does: the run proceeds, and each
+// curl line carries the file too. Without it, or with a URL whose name the certificate is not
+// for, the server did answer: the command says what is wrong with the certificate, and exits 2.
+func TestCACertTrustsTheServersOwnCertificate(t *testing.T) {
+	url, certFile := listOnlyOverTLS(t)
+	byName := strings.Replace(url, "127.0.0.1", "localhost", 1) // the certificate is for 127.0.0.1 and example.com
+	notPEM := filepath.Join(t.TempDir(), "cert.der")
+	os.WriteFile(notPEM, []byte("not a certificate"), 0o600)
+	withToken := map[string]string{"USERS_WRITE_TOKEN": token}
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		status int
+		says   []string // on stdout or stderr
+	}{
+		{"trusted", []string{"-url", url, "-cacert", certFile, threeRules}, 1,
+			[]string{"1 passed, 1 failed, 1 skipped", "    curl -i --cacert '" + certFile + "' '" + url + "/api/users'\n"}},
+		{"not trusted", []string{"-url", url, "-run", "^reachable/list-200$"}, 2,
+			[]string{"the server at " + url + " answered, but its certificate is not trusted", "with -cacert FILE"}},
+		{"not for the name", []string{"-url", byName, "-cacert", certFile, "-run", "^reachable/list-200$"}, 2,
+			[]string{"its certificate is not for the name in the URL", "not localhost"}},
+		{"no certificate in the file", []string{"-url", url, "-cacert", notPEM}, 2,
+			[]string{"-cacert " + notPEM + " holds no certificate in PEM form"}},
+		{"no file", []string{"-url", url, "-cacert", notPEM + ".none"}, 2, []string{"-cacert: open"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := command(t, withToken, tt.args...)
+			if status != tt.status {
+				t.Errorf("exit status %d, want %d\nstdout: %s\nstderr: %s", status, tt.status, stdout, stderr)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(stdout+stderr, want) {
+					t.Errorf("want %q in\nstdout: %s\nstderr: %s", want, stdout, stderr)
+				}
+			}
+			if status == 2 && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("the reason is one line on stderr, not %q", stderr)
+			}
+		})
 	}
 }
 

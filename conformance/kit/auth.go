@@ -35,10 +35,9 @@ func authRules() []Rule {
 			ID: "auth/unknown-token-401", Tier: Must, Source: docAuth, Doc: docAuth,
 			Requirement: "A request with a bearer token the server does not know, a real token's prefix or extension included, is answered 401.",
 			check: func(c *Client) error {
-				token := c.run.cfg.WriteToken
-				unknown := []string{c.unknownToken(), token + "x"}
-				if len(token) > 1 {
-					unknown = append(unknown, token[:len(token)-1])
+				unknown := []string{c.unknownToken(), "${USERS_WRITE_TOKEN}x"}
+				if len(c.run.cfg.WriteToken) > 1 {
+					unknown = append(unknown, "${USERS_WRITE_TOKEN%?}") // the token without its last character
 				}
 				for _, t := range unknown {
 					if err := c.anonymously(http.MethodGet, collection, "Authorization", "Bearer "+t).statusIs(http.StatusUnauthorized); err != nil {
@@ -101,6 +100,34 @@ func authRules() []Rule {
 			},
 		},
 		{
+			ID: "auth/empty-authorization-is-no-token", Tier: Should, Source: "RFC 6750 §3.1", Doc: docAuth,
+			Requirement: "An empty Authorization header counts as none: 401, with a challenge without an error attribute.",
+			check: func(c *Client) error {
+				x := c.anonymously(http.MethodGet, collection, "Authorization", "")
+				if err := x.statusIs(http.StatusUnauthorized); err != nil {
+					return err
+				}
+				if challenge := x.responseHeader.Get("WWW-Authenticate"); errorAttribute.MatchString(challenge) {
+					return failf(x, "a challenge without error=, as the client sent no credentials", describeHeader(x.responseHeader, "WWW-Authenticate"))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "auth/scheme-ends-at-the-first-space", Tier: Reference, Source: "RFC 9110 §11.4; " + docAuth, Doc: docAuth,
+			Requirement: "Only spaces end the scheme: Bearer, a tab and the write token is a scheme other than Bearer, answered 401 with a challenge without an error attribute.",
+			check: func(c *Client) error {
+				x := c.anonymously(http.MethodGet, collection, "Authorization", "Bearer\t"+writeTokenVar)
+				if err := x.statusIs(http.StatusUnauthorized); err != nil {
+					return err
+				}
+				if challenge := x.responseHeader.Get("WWW-Authenticate"); errorAttribute.MatchString(challenge) {
+					return failf(x, "a challenge without error=, as for another scheme", describeHeader(x.responseHeader, "WWW-Authenticate"))
+				}
+				return nil
+			},
+		},
+		{
 			ID: "auth/challenges-exact", Tier: Reference, Source: docAuth, Doc: docAuth,
 			Requirement: `The 401 challenges are exactly Bearer realm="users" without a token and Bearer realm="users", error="invalid_token" for a bad one.`,
 			check: func(c *Client) error {
@@ -116,22 +143,22 @@ func authRules() []Rule {
 			Requirement: "The scheme name is case-insensitive: bearer and BEARER work as Bearer does.",
 			check: func(c *Client) error {
 				return every(func(x *reply) error { return x.statusIs(http.StatusOK) },
-					c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+c.run.cfg.WriteToken),
-					c.anonymously(http.MethodGet, collection, "Authorization", "BEARER "+c.run.cfg.WriteToken))
+					c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+writeTokenVar),
+					c.anonymously(http.MethodGet, collection, "Authorization", "BEARER "+writeTokenVar))
 			},
 		},
 		{
 			ID: "auth/several-spaces", Tier: Should, Source: "RFC 6750 §2.1", Doc: docAuth,
 			Requirement: "One or more spaces may separate the scheme from the token.",
 			check: func(c *Client) error {
-				return c.anonymously(http.MethodGet, collection, "Authorization", "Bearer    "+c.run.cfg.WriteToken).statusIs(http.StatusOK)
+				return c.anonymously(http.MethodGet, collection, "Authorization", "Bearer    "+writeTokenVar).statusIs(http.StatusOK)
 			},
 		},
 		{
 			ID: "auth/malformed-401", Tier: Reference, Source: docAuth, Doc: docAuth,
 			Requirement: "Bearer without a token, a token with something after it, and two Authorization headers are answered 401.",
 			check: func(c *Client) error {
-				token := c.run.cfg.WriteToken
+				token := writeTokenVar
 				return every(func(x *reply) error { return x.statusIs(http.StatusUnauthorized) },
 					c.anonymously(http.MethodGet, collection, "Authorization", "Bearer"),
 					c.anonymously(http.MethodGet, collection, "Authorization", "Bearer "+token+" kit"),
@@ -229,7 +256,7 @@ func authRules() []Rule {
 			ID: "auth/token-only-in-the-header", Tier: Reference, Source: docAuth, Doc: docAuth,
 			Requirement: "A token is taken only from the Authorization header: one sent in the query, as access_token (RFC 6750 §2.3), is not, and the request is 401.",
 			check: func(c *Client) error {
-				return c.anonymously(http.MethodGet, collection+"?access_token="+c.run.cfg.WriteToken).statusIs(http.StatusUnauthorized)
+				return c.anonymously(http.MethodGet, collection+"?access_token="+writeTokenVar).statusIs(http.StatusUnauthorized)
 			},
 		},
 		{

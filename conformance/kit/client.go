@@ -60,12 +60,12 @@ type request struct {
 	over    connection // HEAD always goes over its own
 }
 
-// reply is a request as sent and the answer to it, as the check saw them (the report redacts the
-// tokens from its copy).
+// reply is a request as the kit wrote it, with the tokens' variables (tokens.go), and the answer
+// to it.
 type reply struct {
 	method         string
 	url            string
-	header         http.Header // what the kit set, Authorization included
+	header         http.Header // what the kit set, Authorization included, with the tokens' variables
 	body           string
 	framing        framing
 	over           connection
@@ -80,9 +80,9 @@ func (c *Client) send(req request) *reply {
 	x := &reply{method: req.method, url: c.run.base + req.target, header: http.Header{}, body: req.body, framing: req.framing, over: req.over}
 	switch req.as {
 	case writer:
-		x.header.Set("Authorization", "Bearer "+c.run.cfg.WriteToken)
+		x.header.Set("Authorization", "Bearer "+writeTokenVar)
 	case reader:
-		x.header.Set("Authorization", "Bearer "+c.run.readToken())
+		x.header.Set("Authorization", "Bearer "+c.run.readTokenVariable())
 	}
 	for i := 0; i+1 < len(req.header); i += 2 {
 		x.header.Add(req.header[i], req.header[i+1])
@@ -97,19 +97,24 @@ func (c *Client) send(req request) *reply {
 	return x
 }
 
-// exchange sends x over HTTP and fills in the answer. HEAD goes over a connection of its own, as
-// does any request that asks to, so that a body the server should not have sent can be seen.
+// exchange sends x over HTTP, the tokens put in for their variables, and fills in the answer. HEAD
+// goes over a connection of its own, as does any request that asks to, so that a body the server
+// should not have sent can be seen.
 func (r *runner) exchange(ctx context.Context, x *reply) {
 	var body io.Reader
 	if x.body != "" {
 		body = strings.NewReader(x.body)
 	}
-	httpReq, err := http.NewRequestWithContext(ctx, x.method, x.url, body)
+	httpReq, err := http.NewRequestWithContext(ctx, x.method, r.expand(x.url), body)
 	if err != nil {
 		x.err = err
 		return
 	}
-	httpReq.Header = x.header.Clone()
+	for name, values := range x.header {
+		for _, value := range values {
+			httpReq.Header.Add(name, r.expand(value))
+		}
+	}
 	httpReq.Header.Set("User-Agent", "users-conformance-kit/"+Version)
 	if x.framing == chunked {
 		httpReq.ContentLength = -1 // unknown: net/http sends the body chunked
@@ -151,7 +156,7 @@ func (r *runner) overItsOwnConnection(ctx context.Context, httpReq *http.Request
 	}
 	defer conn.Close()
 	if httpReq.URL.Scheme == "https" {
-		tlsConn := tls.Client(conn, &tls.Config{ServerName: httpReq.URL.Hostname()})
+		tlsConn := tls.Client(conn, &tls.Config{ServerName: httpReq.URL.Hostname(), RootCAs: r.rootCAs})
 		if err := tlsConn.HandshakeContext(ctx); err != nil {
 			return nil, nil, err
 		}

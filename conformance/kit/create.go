@@ -168,6 +168,18 @@ func createRules() []Rule {
 			func(c *Client) []fieldCase {
 				return []fieldCase{{`{"name":5,"email":"not an address ` + c.group + `"}`, []string{"name"}}}
 			}),
+		fieldRule("create/first-problem-in-document-order", `The first problem in the body's order is the one reported: {"email":5,"name":6} and {"email":5,"age":1} are type errors of email, with fields naming only email.`,
+			func(c *Client) []fieldCase {
+				return []fieldCase{{`{"email":5,"name":6}`, []string{"email"}}, {`{"email":5,"age":1}`, []string{"email"}}}
+			}),
+		fieldRule("create/member-judged-as-read", `Each member is judged as soon as it is read, before the rest of the body: {"name":5, cut short, {"name":{"kit":1,"kit":2}}, and {"id":"7","name":5} are type errors of name, with fields naming it.`,
+			func(c *Client) []fieldCase {
+				return []fieldCase{
+					{`{"name":5, `, []string{"name"}},
+					{`{"name":{"kit":1,"kit":2},"email":` + jsonString(c.email()) + `}`, []string{"name"}},
+					{`{"id":"7","name":5,"email":` + jsonString(c.email()) + `}`, []string{"name"}},
+				}
+			}),
 		{
 			ID: "create/id-400", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "id is the server's to give: in a POST body, null included, it is 400, and creates nothing.",
@@ -237,6 +249,54 @@ func createRules() []Rule {
 				}
 				return cases
 			}),
+		{
+			ID: "create/white-space-is-unicodes", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "The white space trimmed is Unicode's White_Space property: U+0085, U+1680, U+2028, U+205F and U+000B around a name are trimmed, while U+200B, U+180E and U+FEFF are not white space and stay.",
+			check: func(c *Client) error {
+				for _, tt := range []struct{ sent, stored string }{
+					{"\u0085\u1680 Kit Ann\u2028\u205f\u000b", "Kit Ann"},
+					{"\u200bKit Ann\ufeff", "\u200bKit Ann\ufeff"},
+					{"\u180eKit Ann", "\u180eKit Ann"},
+				} {
+					email := c.email()
+					x := c.write(http.MethodPost, collection, userJSON(tt.sent, email))
+					u, err := x.decodeUser()
+					if err := firstError(x.succeeded(), err); err != nil {
+						return err
+					}
+					if err := x.isUser(user{ID: u.ID, Name: tt.stored, Email: email}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "create/control-characters-are-cc", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "A control character is one of general category Cc: a name holding U+0085, U+009F or U+001C is 400 with fields naming name, while one holding U+200B, U+2028 or U+FEFF is taken.",
+			check: func(c *Client) error {
+				for _, name := range []string{"Kit\u0085Ann", "Kit Ann\u009f", "\u001cKit Ann"} {
+					if err := c.write(http.MethodPost, collection, userJSON(name, c.email())).refused("name"); err != nil {
+						return err
+					}
+				}
+				return c.write(http.MethodPost, collection, userJSON("Kit\u200bAnn\u2028Lee\ufeff Day", c.email())).succeeded()
+			},
+		},
+		{
+			ID: "create/lone-surrogate-replaced", Tier: Reference, Source: "RFC 8259 §8.2; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: `An escaped surrogate that is not half of a pair, \ud800 or \udc00 alone, is read as U+FFFD and stored so, while a pair is the character it encodes.`,
+			check: func(c *Client) error {
+				email := c.email()
+				x := c.write(http.MethodPost, collection, `{"name":"Kit \ud800 \udc00 \ud83d\ude00","email":`+jsonString(email)+`}`)
+				u, err := x.decodeUser()
+				if err := firstError(x.succeeded(), err); err != nil {
+					return err
+				}
+				want := user{ID: u.ID, Name: "Kit \ufffd \ufffd \U0001f600", Email: email}
+				return firstError(x.isUser(want), c.stored(x, want))
+			},
+		},
 		fieldRule("create/email-plain-address", "An e-mail that is not a bare address (no @, a display name, angle brackets, a domain in brackets, two addresses) is 400 with fields naming email.",
 			func(c *Client) []fieldCase {
 				name := "Kit " + c.group
@@ -244,6 +304,37 @@ func createRules() []Rule {
 				for _, email := range []string{c.group + "-no-at", "Kit <" + c.email() + ">", "<" + c.email() + ">",
 					c.group + "@[192.0.2.1]", c.email() + ", " + c.email()} {
 					cases = append(cases, fieldCase{userJSON(name, email), []string{"email"}})
+				}
+				return cases
+			}),
+		{
+			ID: "create/email-dot-atom-taken", Tier: Reference, Source: "RFC 5322 §3.2.3, §3.4.1; RFC 6532 §3.2; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "An e-mail that is a dot-atom, @ and a dot-atom, with the signs atext allows and non-ASCII characters, is taken and stored as sent: kit.O'Hara+news@Example.COM, !#$%&'*+/=?^_`{|}~-kit@example.com, kit@localhost, zoë-kit@müller.example.",
+			check: func(c *Client) error {
+				for _, email := range []string{c.group + ".O'Hara+news@Example.COM", "!#$%&'*+/=?^_`{|}~-" + c.group + "@example.com",
+					c.group + "@localhost", "zoë-" + c.group + "@müller.example"} {
+					x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email))
+					u, err := x.decodeUser()
+					if err := firstError(x.succeeded(), err); err != nil {
+						return err
+					}
+					if err := x.isUser(user{ID: u.ID, Name: "Kit Ann", Email: email}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		fieldRule("create/email-not-dot-atom-400", `An e-mail with a comment, a quoted local part, a dot at the start or end of a part or two together, white space or a control character inside, one of , ; : \ or a second @ is 400 with fields naming email.`,
+			func(c *Client) []fieldCase {
+				g := c.group
+				var cases []fieldCase
+				for _, email := range []string{g + "@example.com (Kit)", "(Kit)" + g + "@example.com", `"` + g + `"@example.com`, `"` + g + ` kit"@example.com`,
+					"." + g + "@example.com", g + ".@example.com", g + "..kit@example.com", g + "@example..com", g + "@example.com.",
+					g + " kit@example.com", g + "@ example.com", g + "\tkit@example.com", g + "\u007f@example.com",
+					g + ",kit@example.com", g + ";kit@example.com", g + ":kit@example.com", g + `\kit@example.com`, g + "@kit@example.com",
+					g + "@[IPv6:2001:db8::1]"} {
+					cases = append(cases, fieldCase{userJSON("Kit "+g, email), []string{"email"}})
 				}
 				return cases
 			}),
@@ -314,12 +405,58 @@ func createRules() []Rule {
 			},
 		},
 		{
+			ID: "create/email-taken-lower-cased-per-character", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "E-mails compare lower-cased a character at a time by Unicode's simple mapping: İZMIR-kit@EXAMPLE.COM is 409 once izmir-kit@example.com exists, while STRASSE-kit@example.com and straße-kit@example.com are two addresses.",
+			check: func(c *Client) error {
+				u, err := c.newUserWith("Kit Ann", "izmir-"+c.group+"@example.com")
+				if err != nil {
+					return err
+				}
+				x := c.write(http.MethodPost, collection, userJSON("Kit Bob", strings.ToUpper("İzmir-"+c.group+"@example.com")))
+				if err := firstError(x.statusIs(http.StatusConflict),
+					c.noneLike(x, func(other user) bool {
+						return other.ID != u.ID && strings.Contains(strings.ToLower(other.Email), "-"+c.group+"@")
+					})); err != nil {
+					return err
+				}
+				return every(func(x *reply) error { return x.succeeded() },
+					c.write(http.MethodPost, collection, userJSON("Kit Carol", "STRASSE-"+c.group+"@example.com")),
+					c.write(http.MethodPost, collection, userJSON("Kit Dan", "straße-"+c.group+"@example.com")))
+			},
+		},
+		{
 			ID: "create/media-type-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "A POST whose Content-Type is missing, malformed or not application/json (text/plain, application/merge-patch+json) is 415, and creates nothing.",
 			check: func(c *Client) error {
 				for _, contentType := range [][]string{nil, {"Content-Type", "text/plain"}, {"Content-Type", mediaTypeMerge}, {"Content-Type", "application/json;;"}} {
 					email := c.email()
 					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email), header: contentType})
+					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "create/media-type-parameters-taken", Tier: Reference, Source: "RFC 9110 §8.3.1; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: `A Content-Type of application/json with one empty parameter at its end, white space around ; and =, an empty charset or another parameter is taken: application/json; and application/json ; charset = utf-8 ; and charset="" and version=2.`,
+			check: func(c *Client) error {
+				return every(func(x *reply) error { return x.succeeded() },
+					c.postAs("application/json;"), c.postAs("application/json ; charset = utf-8 ;"), c.postAs(`application/json; charset=""`),
+					c.postAs("application/json; version=2"))
+			},
+		},
+		{
+			ID: "create/media-type-parameters-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "A Content-Type of application/json whose parameters do not parse is 415, and creates nothing: an empty parameter but at the end (;; or ; ; or ;;charset=utf-8), a parameter without = or without a value, an unquoted value with a space, or charset given twice with two values.",
+			check: func(c *Client) error {
+				for _, contentType := range []string{"application/json;;", "application/json; ;", "application/json;;charset=utf-8",
+					"application/json; charset", "application/json; charset=", "application/json; version=2 3",
+					"application/json; charset=utf-8; charset=iso-8859-1"} {
+					email := c.email()
+					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email),
+						header: []string{"Content-Type", contentType}})
 					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
 						return err
 					}

@@ -23,6 +23,9 @@ func (e *Exchange) Curl() string {
 	default:
 		args = append(args, "-X", e.Method)
 	}
+	if e.CACert != "" {
+		args = append(args, "--cacert", shellWord(e.CACert)) // the certificates the run trusted
+	}
 	if u, err := url.Parse(e.URL); err == nil && hasDotSegment(u.Path) {
 		args = append(args, "--path-as-is") // or curl would clean the path before sending it
 	}
@@ -106,10 +109,12 @@ func printfCommand(body []byte) string {
 // shellWord quotes s as one shell word. A word that names a token's variable is double-quoted, so
 // that the shell puts the token in; any other is single-quoted, so that nothing in it is expanded.
 func shellWord(s string) string {
-	if !strings.Contains(s, "$USERS_WRITE_TOKEN") && !strings.Contains(s, "$USERS_READ_TOKEN") {
+	if !slices.ContainsFunc(tokenVariables, func(v string) bool { return strings.Contains(s, v) }) {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	escaped := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", "$", `\$`).Replace(s)
-	escaped = strings.NewReplacer(`\$USERS_WRITE_TOKEN`, "$USERS_WRITE_TOKEN", `\$USERS_READ_TOKEN`, "$USERS_READ_TOKEN").Replace(escaped)
+	for _, v := range tokenVariables { // every $ stays escaped but those that start a token's variable
+		escaped = strings.ReplaceAll(escaped, `\`+v, v)
+	}
 	return `"` + escaped + `"`
 }

@@ -1,11 +1,13 @@
 package kit
 
 import (
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +45,8 @@ func curlCases() []struct {
 		{"HEAD", Exchange{Method: "HEAD", URL: "/api/users", Header: http.Header{"Authorization": {"Bearer $USERS_READ_TOKEN"}}}},
 		{"a path with dot segments and a query", Exchange{Method: "GET", URL: "/api/./users/../users?q=a%20b&sort=-name"}},
 		{"DELETE with a body", Exchange{Method: "DELETE", URL: "/api/users/7", Body: []byte("kit"), Header: http.Header{"Content-Type": {"text/plain"}}}},
+		{"a token's prefix and extension, and a token in the query", Exchange{Method: "GET", URL: "/api/users?access_token=$USERS_WRITE_TOKEN",
+			Header: http.Header{"Authorization": {"Bearer ${USERS_WRITE_TOKEN%?}"}, "X-Kit": {"${USERS_READ_TOKEN}x $5"}}}},
 	}
 }
 
@@ -70,12 +74,12 @@ func TestCurlLineSendsTheRequestAgain(t *testing.T) {
 				t.Fatalf("%s\n%v: %s", e.Curl(), err, out)
 			}
 			r := <-got
-			if r.method != e.Method || r.path != strings.TrimPrefix(e.URL, server.URL) || r.body != string(e.Body) || r.chunked != e.Chunked {
+			tokens := tokenReplacer("w-secret", "r-secret")
+			if r.method != e.Method || r.path != tokens.Replace(strings.TrimPrefix(e.URL, server.URL)) || r.body != string(e.Body) || r.chunked != e.Chunked {
 				t.Errorf("%s\nsent %s %s, chunked %v, body %q", e.Curl(), r.method, r.path, r.chunked, excerpt([]byte(r.body)))
 			}
 			for name, values := range e.Header {
-				want := strings.Join(values, "|")
-				want = strings.NewReplacer("$USERS_WRITE_TOKEN", "w-secret", "$USERS_READ_TOKEN", "r-secret").Replace(want)
+				want := tokens.Replace(strings.Join(values, "|"))
 				if got := strings.Join(r.header.Values(name), "|"); got != want {
 					t.Errorf("%s\n%s: %q, want %q", e.Curl(), name, got, want)
 				}
@@ -102,5 +106,27 @@ func TestCurlLineKeepsTokensInTheirVariables(t *testing.T) {
 	big := Exchange{Method: "POST", URL: "http://127.0.0.1/api/users", Body: []byte(padded(`{}`, maxBodyBytes+1))}
 	if line := big.Curl(); len(line) > 200 || !strings.Contains(line, "%1048575s") {
 		t.Errorf("1 MiB of padding is not written as printf's padding: %.300s", line)
+	}
+}
+
+// A run that trusts a -cacert file says so in its curl lines, which then reach the server on its
+// own certificate as they are pasted.
+func TestCurlLineTrustsTheCACertOfTheRun(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	got := make(chan string, 1)
+	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.RequestURI }))
+	defer server.Close()
+	certFile := filepath.Join(t.TempDir(), "server's cert.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := Exchange{Method: "GET", URL: server.URL + "/api/users", CACert: certFile}
+	if out, err := exec.Command("sh", "-c", e.Curl()).CombinedOutput(); err != nil {
+		t.Fatalf("%s\n%v: %s", e.Curl(), err, out)
+	}
+	if path := <-got; path != "/api/users" {
+		t.Errorf("%s\nsent %s", e.Curl(), path)
 	}
 }

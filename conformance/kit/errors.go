@@ -217,6 +217,24 @@ func errorsRules() []Rule {
 			},
 		},
 		{
+			ID: "errors/query-before-the-body", Tier: Reference, Source: docOrder, Doc: docOrder, Needs: OwnUsers,
+			Requirement: "A query on a write is judged after the media type and the size and before the body: POST /api/users?kit=1 is 415 in text/plain, 413 over 1 MiB, and with a wrong-typed body 400 for the query, without fields.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				target := collection + "?kit=1"
+				return firstError(
+					c.send(request{method: http.MethodPost, target: target, as: writer, body: c.validBody(),
+						header: []string{"Content-Type", "text/plain"}}).statusIs(http.StatusUnsupportedMediaType),
+					c.send(request{method: http.MethodPost, target: target, as: writer, framing: chunked,
+						header: []string{"Content-Type", mediaTypeJSON}, body: padded(c.validBody(), maxBodyBytes+1)}).statusIs(http.StatusRequestEntityTooLarge),
+					c.write(http.MethodPost, target, `{"name":5}`).refused(),
+					c.write(http.MethodPut, u.path()+"?kit=1", `{"name":5}`).refused())
+			},
+		},
+		{
 			ID: "errors/request-before-the-state", Tier: Reference, Source: docOrder, Doc: docOrder, Needs: OwnUsers,
 			Requirement: "The request is judged before the stored state: a bad body or a query on a user that does not exist is 400, not 404.",
 			check: func(c *Client) error {

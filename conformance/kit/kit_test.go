@@ -116,6 +116,7 @@ func newFakeServer(t *testing.T) (*fakeServer, *httptest.Server) {
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !f.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")] {
 			w.Header().Set("X-Echo", r.Header.Get("Authorization")) // a careless server, to prove the report hides tokens
+			w.Header().Set("WWW-Authenticate", `Bearer realm="users", error="invalid_token"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			w.Write([]byte(`{"error":"unknown token ` + r.Header.Get("Authorization") + `"}`))
 			return
@@ -248,7 +249,7 @@ func TestReportNeverShowsAToken(t *testing.T) {
 	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, ReadToken: testReadToken},
 		rule("test/token-echoed", 0, func(c *Client) error {
 			// bearer in lower case is unknown to the fake: it answers 401 and echoes the token
-			return c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+testWriteToken).statusIs(http.StatusOK)
+			return c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+writeTokenVar).statusIs(http.StatusOK)
 		}))
 	r := report.Results[0]
 	if r.Status != Failed || r.Exchange == nil {

@@ -260,6 +260,33 @@ func listRules() []Rule {
 			},
 		},
 		{
+			ID: "list/lower-cased-per-character", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "q, email and sort lower-case a character at a time by Unicode's simple mapping, İ to i and Σ to σ: q=izmir-kit finds İzmir-kit, q=οδοσ-kit finds ΟΔΟΣ-kit, email=İ-KIT@... finds i-kit@..., and İb sorts before ic.",
+			check: func(c *Client) error {
+				izmir, err := c.newUser("İzmir-" + c.group)
+				if err != nil {
+					return err
+				}
+				odos, err := c.newUser("ΟΔΟΣ-" + c.group)
+				if err != nil {
+					return err
+				}
+				i, err := c.newUserWith("Kit Ann", "i-"+c.group+"@example.com")
+				if err != nil {
+					return err
+				}
+				sorted, err := c.newUsers("ic", "İb")
+				if err != nil {
+					return err
+				}
+				return firstError(
+					c.get(collection+"?q="+url.QueryEscape("izmir-"+c.group)).listIDs(izmir.ID),
+					c.get(collection+"?q="+url.QueryEscape("οδοσ-"+c.group)).listIDs(odos.ID),
+					c.get(collection+"?email="+url.QueryEscape(strings.ToUpper("İ-"+c.group+"@example.com"))).listIDs(i.ID),
+					c.mine("sort=name").listIDs(sorted[1].ID, sorted[0].ID, izmir.ID, odos.ID))
+			},
+		},
+		{
 			ID: "list/page-envelope", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
 			Requirement: "With page or per_page, the envelope also carries page, per_page and total_pages.",
 			check: func(c *Client) error {
@@ -423,6 +450,25 @@ func listRules() []Rule {
 			"page=1&page=2", "page=1&page=1", "q=a&q=b", "sort=id&sort=name"),
 		listRefusal("list/malformed-query-400", "A query that cannot be parsed (a bad escape, a semicolon) is 400.",
 			"page=%zz", "q=%", "page=1;per_page=2"),
+		{
+			ID: "list/query-read-as-a-form", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "The query is read as a form encodes it: + is a space, names and values are percent-decoded, empty pieces are skipped, and a name without = has an empty value, so ?q filters nothing and ?page is 400.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit " + c.group + " Ann")
+				if err != nil {
+					return err
+				}
+				search := c.group + "+ann" // the name holds "<group> Ann"
+				return firstError(
+					c.get(collection+"?q="+search).listIDs(u.ID),
+					c.get(collection+"?%71="+search).listIDs(u.ID),
+					c.get(collection+"?&&q="+search+"&").listIDs(u.ID),
+					c.get(collection+"?q&email="+url.QueryEscape(u.Email)).listIDs(u.ID),
+					c.get(collection+"?page").statusIs(http.StatusBadRequest))
+			},
+		},
+		listRefusal("list/semicolon-in-a-value-400", "A ; anywhere in the query is 400, inside a value too (q=kit;a), where it must be sent as %3B.",
+			"q=kit;a", "email=kit;a@example.com"),
 		{
 			ID: "list/etag-follows-the-list", Tier: Reference, Source: docConditional, Doc: docConditional, Needs: OwnUsers,
 			Requirement: "The list's ETag follows the list: equal lists have equal ETags, and a change to a user in it changes it.",

@@ -391,8 +391,8 @@ func preconditionRules() []Rule {
 			},
 		},
 		{
-			ID: "precondition/unquoted-is-not-a-tag", Tier: Reference, Source: "RFC 9110 §8.8.3", Doc: docConditional, Needs: OwnUsers,
-			Requirement: "The current tag without its quotes is not an entity tag: If-Match with it is 412, If-None-Match with it is 200.",
+			ID: "precondition/unquoted-is-not-a-tag", Tier: Reference, Source: "RFC 9110 §8.8.3, §13.1.1", Doc: docConditional, Needs: OwnUsers,
+			Requirement: `Only a quoted string is an entity tag: the current tag without its quotes, and * anywhere but as the whole value (*, "kit-a"; "kit-a", *; **; *, <current tag>), match nothing, so If-Match with them is 412 and If-None-Match 200.`,
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
@@ -402,15 +402,12 @@ func preconditionRules() []Rule {
 				if err != nil {
 					return err
 				}
-				bare := strings.Trim(etag, `"`)
-				return firstError(
-					c.write(http.MethodPut, u.path(), userJSON("Kit Ann Lee", u.Email), "If-Match", bare).statusIs(http.StatusPreconditionFailed),
-					c.get(u.path(), "If-None-Match", bare).statusIs(http.StatusOK))
+				return c.matchesNothing(u, strings.Trim(etag, `"`), `*, "kit-a"`, `"kit-a", *`, "**", "*, "+etag)
 			},
 		},
 		{
 			ID: "precondition/nothing-matches-after-a-non-tag", Tier: Reference, Source: "RFC 9110 §8.8.3; " + docConditional, Doc: docConditional, Needs: OwnUsers,
-			Requirement: "From a part of the list that is not an entity tag on, nothing matches: kit-nonsense, <current tag> is 412 for If-Match and 200 for If-None-Match.",
+			Requirement: `A tag counts only when a comma or the end follows it, and from the first part of the list that is not such a tag on nothing matches, nor does an empty value: kit-nonsense, <current tag>; "kit-a" <current tag>; <current tag> "kit-a"; and "" are 412 for If-Match and 200 for If-None-Match.`,
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
@@ -420,9 +417,7 @@ func preconditionRules() []Rule {
 				if err != nil {
 					return err
 				}
-				return firstError(
-					c.write(http.MethodPut, u.path(), userJSON("Kit Ann Lee", u.Email), "If-Match", "kit-nonsense, "+etag).statusIs(http.StatusPreconditionFailed),
-					c.get(u.path(), "If-None-Match", "kit-nonsense, "+etag).statusIs(http.StatusOK))
+				return c.matchesNothing(u, "kit-nonsense, "+etag, `"kit-a" `+etag, `"kit-a"`+etag, etag+` "kit-a"`, "", ",")
 			},
 		},
 		{
@@ -447,5 +442,56 @@ func preconditionRules() []Rule {
 				return nil
 			},
 		},
+		{
+			ID: "precondition/star-only-as-the-whole-value", Tier: Should, Source: "RFC 9110 §13.1.2", Doc: docConditional, Needs: OwnUsers,
+			Requirement: `* means any only as the whole value (If-None-Match = "*" / #entity-tag): If-None-Match *, "kit-a" or "kit-a", * or ** or * on two lines matches nothing, so GET is 200 and PUT goes ahead.`,
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				for _, lines := range [][]string{{`*, "kit-a"`}, {`"kit-a", *`}, {"**"}, {"*", "*"}} {
+					var header []string
+					for _, line := range lines {
+						header = append(header, "If-None-Match", line)
+					}
+					if err := firstError(c.get(u.path(), header...).statusIs(http.StatusOK),
+						c.write(http.MethodPut, u.path(), userJSON("Kit Ann Lee", u.Email), header...).succeeded()); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "precondition/tags-separated-by-commas", Tier: Should, Source: "RFC 9110 §5.6.1, §13.1.2", Doc: docConditional, Needs: OwnUsers,
+			Requirement: `The tags of a list are separated by commas: in If-None-Match "kit-a" <current tag>, "kit-a"<current tag> or <current tag> "kit-a" the current tag is not one of the list's, so GET is 200.`,
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				etag, err := c.currentTag(u.path())
+				if err != nil {
+					return err
+				}
+				return every(func(x *reply) error { return x.statusIs(http.StatusOK) },
+					c.get(u.path(), "If-None-Match", `"kit-a" `+etag), c.get(u.path(), "If-None-Match", `"kit-a"`+etag),
+					c.get(u.path(), "If-None-Match", etag+` "kit-a"`))
+			},
+		},
 	}
+}
+
+// matchesNothing checks that each If-Match or If-None-Match value matches no tag of the user: PUT
+// with it in If-Match is 412 and changes nothing, and GET with it in If-None-Match is 200.
+func (c *Client) matchesNothing(u user, values ...string) error {
+	for _, value := range values {
+		x := c.write(http.MethodPut, u.path(), userJSON("Kit Ann Lee", u.Email), "If-Match", value)
+		if err := firstError(x.statusIs(http.StatusPreconditionFailed), c.unchanged(x, u),
+			c.get(u.path(), "If-None-Match", value).statusIs(http.StatusOK)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

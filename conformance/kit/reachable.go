@@ -2,6 +2,7 @@ package kit
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"regexp"
@@ -124,6 +125,20 @@ func reachableRules() []Rule {
 			},
 		},
 		{
+			ID: "reachable/unclean-path-redirect-is-html", Tier: Reference, Source: docResponses, Doc: docResponses,
+			Requirement: "The redirect of a path that is not clean is the one answer under /api/ that is not JSON: to GET it says Content-Type: text/html.",
+			check: func(c *Client) error {
+				x := c.get("/api//users")
+				if err := x.statusIs(http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect); err != nil {
+					return err
+				}
+				if mediaType, _, _ := mime.ParseMediaType(x.responseHeader.Get("Content-Type")); mediaType != "text/html" {
+					return failf(x, "Content-Type: text/html; charset=utf-8", describeHeader(x.responseHeader, "Content-Type"))
+				}
+				return nil
+			},
+		},
+		{
 			ID: "reachable/cache-control-no-store", Tier: Reference, Source: docResponses, Doc: docResponses, Needs: OwnUsers,
 			Requirement: "Every /api/ answer but a 200 or 304 to GET or HEAD carries Cache-Control: no-store.",
 			check: func(c *Client) error {
@@ -186,6 +201,33 @@ func reachableRules() []Rule {
 					}
 				}
 				return nil
+			},
+		},
+		{
+			ID: "reachable/options-unclean-path-redirected", Tier: Reference, Source: docRoutes, Doc: docRoutes,
+			Requirement: "OPTIONS of a path that is not clean is redirected too, without a token and before its path is looked at: /api//users and /api//products alike are 301, 307 or 308, not 204 or 404.",
+			check: func(c *Client) error {
+				return every(func(x *reply) error {
+					return x.statusIs(http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect)
+				}, c.options("/api//users"), c.options("/api//products"))
+			},
+		},
+		{
+			ID: "reachable/path-percent-decoded", Tier: Reference, Source: "RFC 3986 §6.2.2.2; " + docRoutes, Doc: docRoutes, Needs: OwnUsers,
+			Requirement: "Each segment of a path is percent-decoded before it is matched: /api/%75sers is the list, and /api/users/ with the id's digits percent-encoded is that user.",
+			check: func(c *Client) error {
+				u, err := c.newUser("Kit Ann")
+				if err != nil {
+					return err
+				}
+				var encoded strings.Builder
+				for _, digit := range []byte(strconv.FormatInt(u.ID, 10)) {
+					fmt.Fprintf(&encoded, "%%%02X", digit)
+				}
+				if _, err := c.get("/api/%75sers").decodeList(); err != nil {
+					return err
+				}
+				return c.get(collection + "/" + encoded.String()).isUser(u)
 			},
 		},
 		{

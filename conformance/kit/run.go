@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +28,10 @@ type Config struct {
 	WriteToken, ReadToken string
 	// Origin is the page origin the CORS rules send. A server that does not allow it skips them.
 	Origin string
+	// CACert is a PEM file of the certificates to trust for an https URL, such as a server's own
+	// self-signed one, as curl's --cacert: only these are trusted, and the server's name is still
+	// checked. Empty, the system's certificates are trusted.
+	CACert string
 	// Baseline lists the rules known to fail: they are reported, but do not fail the run.
 	Baseline Baseline
 }
@@ -90,7 +97,8 @@ type Exchange struct {
 	URL     string
 	Header  http.Header // the header lines the kit set (net/http adds Host, User-Agent, Content-Length)
 	Body    []byte
-	Chunked bool // the body was sent chunked, its length undeclared
+	Chunked bool   // the body was sent chunked, its length undeclared
+	CACert  string // the file of the certificates the run trusted (Config.CACert), for the curl line
 
 	Status         int // 0 when no answer came
 	ResponseHeader http.Header
@@ -139,6 +147,10 @@ type runner struct {
 
 	createdIDs []int64 // every id a POST answered 2xx with, to delete at the end
 
+	rootCAs        *x509.CertPool    // the certificates of cfg.CACert; nil for the system's
+	tokens         *strings.Replacer // puts the tokens in for their variables (tokens.go)
+	sentWithTokens map[string]string // each value sent with a token in it, to the value as the kit wrote it
+
 	corsProbed  bool
 	corsRefusal error // why the CORS rules are skipped, once probed; nil when the origin is allowed
 }
@@ -155,6 +167,10 @@ func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 	if cfg.WriteToken == "" {
 		return nil, errors.New("no write token: the kit needs a token that may read and write")
 	}
+	rootCAs, err := loadCACert(cfg.CACert)
+	if err != nil {
+		return nil, err
+	}
 	r := &runner{
 		cfg:  cfg,
 		base: base,
@@ -164,8 +180,12 @@ func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 			// A redirect is an answer to check, not to follow.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 			// Nor is any coding asked for, or any proxy used: what comes back is what the server sent.
-			Transport: &http.Transport{DisableCompression: true},
+			// HTTP/2 is offered over TLS, as net/http does without a TLS configuration of its own.
+			Transport: &http.Transport{DisableCompression: true, TLSClientConfig: &tls.Config{RootCAs: rootCAs}, ForceAttemptHTTP2: true},
 		},
+		rootCAs:        rootCAs,
+		tokens:         tokenReplacer(cfg.WriteToken, cfg.ReadToken),
+		sentWithTokens: map[string]string{},
 	}
 	defer r.http.CloseIdleConnections()
 	start := time.Now()
@@ -204,9 +224,11 @@ func (r *runner) reach(ctx context.Context) error {
 		if t.token == "" {
 			continue
 		}
-		x := &reply{method: http.MethodGet, url: r.base + collection, header: http.Header{"Authorization": {"Bearer " + t.token}}}
+		x := &reply{method: http.MethodGet, url: r.base + collection, header: http.Header{"Authorization": {"Bearer $" + t.name}}}
 		r.exchange(ctx, x)
 		switch {
+		case x.err != nil && untrustedCertificate(x.err) != "":
+			return fmt.Errorf("the server at %s answered, but %s", r.cfg.URL, untrustedCertificate(x.err))
 		case x.err != nil:
 			return fmt.Errorf("no server answers at %s: %v", r.cfg.URL, x.err)
 		case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
@@ -216,6 +238,41 @@ func (r *runner) reach(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// loadCACert reads the certificates of a -cacert file: nil, for the system's, when there is none.
+func loadCACert(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("-cacert: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("-cacert %s holds no certificate in PEM form (-----BEGIN CERTIFICATE-----)", file)
+	}
+	return pool, nil
+}
+
+// untrustedCertificate says why the server's certificate failed the TLS check, and what to do,
+// or returns "" when err is something else. The server did answer: only its certificate is in
+// question.
+func untrustedCertificate(err error) string {
+	var unknownAuthority x509.UnknownAuthorityError
+	var otherName x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &unknownAuthority):
+		return fmt.Sprintf("its certificate is not trusted (%v): give the kit the certificate to trust, "+
+			"such as the server's own, with -cacert FILE (a PEM file, as curl's --cacert)", unknownAuthority)
+	case errors.As(err, &otherName):
+		return fmt.Sprintf("its certificate is not for the name in the URL (%v): give the URL with a name the certificate is for", otherName)
+	case errors.As(err, &invalid):
+		return fmt.Sprintf("its certificate is not valid (%v)", invalid)
+	}
+	return ""
 }
 
 // check runs one rule, the i-th of the run, and says what became of it.
@@ -234,13 +291,13 @@ func (r *runner) check(ctx context.Context, i int, rule Rule) (result Result) {
 	case err == nil:
 		result.Status = Passed
 	case errors.As(err, &skipped):
-		result.Status, result.Reason = Skipped, r.redact(skipped.reason)
+		result.Status, result.Reason = Skipped, r.hide(skipped.reason)
 	case errors.As(err, &failed):
 		result.Status, result.Known = Failed, r.cfg.Baseline[rule.ID]
-		result.Expected, result.Got = r.redact(failed.expected), r.redact(failed.got)
-		result.Exchange = r.redactExchange(failed.exchange)
+		result.Expected, result.Got = r.hide(failed.expected), r.hide(failed.got)
+		result.Exchange = r.reportExchange(failed.exchange)
 	default:
-		result.Status, result.Known, result.Got = Failed, r.cfg.Baseline[rule.ID], r.redact(err.Error())
+		result.Status, result.Known, result.Got = Failed, r.cfg.Baseline[rule.ID], r.hide(err.Error())
 	}
 	return result
 }
@@ -273,21 +330,13 @@ func (r *runner) originAllowed(ctx context.Context) error {
 	if !r.corsProbed {
 		r.corsProbed = true
 		x := &reply{method: http.MethodGet, url: r.base + collection,
-			header: http.Header{"Authorization": {"Bearer " + r.readToken()}, "Origin": {r.cfg.Origin}}}
+			header: http.Header{"Authorization": {"Bearer " + r.readTokenVariable()}, "Origin": {r.cfg.Origin}}}
 		r.exchange(ctx, x)
 		if allowed := x.responseHeader.Get("Access-Control-Allow-Origin"); r.cfg.Origin == "" || allowed != r.cfg.Origin && allowed != "*" {
 			r.corsRefusal = skipf("the server does not allow the origin %q: start it with CORS on for that origin to check these", r.cfg.Origin)
 		}
 	}
 	return r.corsRefusal
-}
-
-// readToken is the token reads go with: the read token, or the write token when there is none.
-func (r *runner) readToken() string {
-	if r.cfg.ReadToken != "" {
-		return r.cfg.ReadToken
-	}
-	return r.cfg.WriteToken
 }
 
 // created notes the id of a user a POST made, to delete it at the end.
@@ -308,7 +357,7 @@ func (r *runner) cleanUp() []string {
 	defer cancel()
 	ids := slices.Clone(r.createdIDs)
 	for _, target := range []string{collection, collection + "?q=" + r.tag} {
-		x := &reply{method: http.MethodGet, url: r.base + target, header: http.Header{"Authorization": {"Bearer " + r.cfg.WriteToken}}}
+		x := &reply{method: http.MethodGet, url: r.base + target, header: http.Header{"Authorization": {"Bearer " + writeTokenVar}}}
 		r.exchange(ctx, x)
 		list, err := x.decodeList()
 		if err != nil {
@@ -323,7 +372,7 @@ func (r *runner) cleanUp() []string {
 	slices.Sort(ids)
 	var leftovers []string
 	for _, id := range slices.Compact(ids) {
-		x := &reply{method: http.MethodDelete, url: r.base + user{ID: id}.path(), header: http.Header{"Authorization": {"Bearer " + r.cfg.WriteToken}}}
+		x := &reply{method: http.MethodDelete, url: r.base + user{ID: id}.path(), header: http.Header{"Authorization": {"Bearer " + writeTokenVar}}}
 		r.exchange(ctx, x)
 		if x.status/100 != 2 && x.status != http.StatusNotFound {
 			leftovers = append(leftovers, fmt.Sprintf("user %d: DELETE answered %s", id, x.summary()))
@@ -332,36 +381,16 @@ func (r *runner) cleanUp() []string {
 	return leftovers
 }
 
-// redact replaces the tokens in a text by the names of their variables: a report never shows them.
-func (r *runner) redact(s string) string {
-	for _, t := range []struct{ token, name string }{{r.cfg.WriteToken, "$USERS_WRITE_TOKEN"}, {r.cfg.ReadToken, "$USERS_READ_TOKEN"}} {
-		if t.token != "" {
-			s = strings.ReplaceAll(s, t.token, t.name)
-		}
-	}
-	return s
-}
-
-func (r *runner) redactHeader(h http.Header) http.Header {
-	redacted := http.Header{}
-	for name, values := range h {
-		for _, v := range values {
-			redacted.Add(name, r.redact(v))
-		}
-	}
-	return redacted
-}
-
-// redactExchange is the report's copy of x, without the tokens.
-func (r *runner) redactExchange(x *reply) *Exchange {
+// reportExchange is the report's copy of x: the request as the kit wrote it, with the tokens'
+// variables, and the answer with any echo of a sent token hidden.
+func (r *runner) reportExchange(x *reply) *Exchange {
 	if x == nil {
 		return nil
 	}
-	e := &Exchange{Method: x.method, URL: r.redact(x.url), Header: r.redactHeader(x.header), Body: []byte(r.redact(x.body)),
-		Chunked: x.framing == chunked, Status: x.status, ResponseHeader: r.redactHeader(x.responseHeader),
-		ResponseBody: []byte(r.redact(string(x.responseBody)))}
+	e := &Exchange{Method: x.method, URL: x.url, Header: x.header.Clone(), Body: []byte(x.body), Chunked: x.framing == chunked,
+		CACert: r.cfg.CACert, Status: x.status, ResponseHeader: r.hideHeader(x.responseHeader), ResponseBody: []byte(r.hide(string(x.responseBody)))}
 	if x.err != nil {
-		e.Error = r.redact(x.err.Error())
+		e.Error = r.hide(x.err.Error())
 	}
 	return e
 }
