@@ -88,9 +88,9 @@ func TestCORSIsOffByDefault(t *testing.T) {
 	wantHeaders(t, w.Header(), map[string]string{"Vary": "Authorization"}) // not Origin
 }
 
-// corsExposed is the Access-Control-Expose-Headers of every CORS answer: every header the README
+// middlewareExposedHeaders is the Access-Control-Expose-Headers of every CORS answer: every header the README
 // tells clients to act on.
-const corsExposed = "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id"
+const middlewareExposedHeaders = "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id"
 
 // With -cors-origin listing origins, an answer to a listed origin names it and exposes the headers
 // clients act on, an error answer too; a preflight also gets the headers it may send and how long
@@ -104,10 +104,10 @@ func TestCORSWithAListEchoesAListedOriginAndVariesOnOrigin(t *testing.T) {
 		want   map[string]string // "" for a header the answer must not have
 	}{
 		{"a listed origin", "GET", map[string]string{"Origin": "https://app.example.com"}, map[string]string{
-			"Access-Control-Allow-Origin": "https://app.example.com", "Access-Control-Expose-Headers": corsExposed,
+			"Access-Control-Allow-Origin": "https://app.example.com", "Access-Control-Expose-Headers": middlewareExposedHeaders,
 			"Access-Control-Allow-Headers": "", "Access-Control-Max-Age": ""}},
 		{"the other listed origin", "POST", map[string]string{"Origin": "http://localhost:3000"}, map[string]string{
-			"Access-Control-Allow-Origin": "http://localhost:3000", "Access-Control-Expose-Headers": corsExposed}},
+			"Access-Control-Allow-Origin": "http://localhost:3000", "Access-Control-Expose-Headers": middlewareExposedHeaders}},
 		{"an origin not listed", "GET", map[string]string{"Origin": "https://evil.example"}, map[string]string{
 			"Access-Control-Allow-Origin": "", "Access-Control-Expose-Headers": ""}},
 		{"an origin that differs by its port", "GET", map[string]string{"Origin": "http://localhost:3001"}, map[string]string{
@@ -115,7 +115,7 @@ func TestCORSWithAListEchoesAListedOriginAndVariesOnOrigin(t *testing.T) {
 		{"no Origin", "GET", nil, map[string]string{"Access-Control-Allow-Origin": "", "Access-Control-Expose-Headers": ""}},
 		{"a preflight from a listed origin", "OPTIONS",
 			map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "PATCH"},
-			map[string]string{"Access-Control-Allow-Origin": "https://app.example.com", "Access-Control-Expose-Headers": corsExposed,
+			map[string]string{"Access-Control-Allow-Origin": "https://app.example.com", "Access-Control-Expose-Headers": middlewareExposedHeaders,
 				"Access-Control-Allow-Headers": allowHeaders, "Access-Control-Max-Age": "600"}},
 		{"a preflight from an origin not listed", "OPTIONS",
 			map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
@@ -151,7 +151,7 @@ func TestCORSWithStarAllowsAnyOriginWithoutVaryOrigin(t *testing.T) {
 		w := ts.serve(r)
 		wantHeaders(t, w.Header(), map[string]string{
 			"Access-Control-Allow-Origin":   "*",
-			"Access-Control-Expose-Headers": corsExposed,
+			"Access-Control-Expose-Headers": middlewareExposedHeaders,
 		})
 		if vary := strings.Join(w.Header().Values("Vary"), ", "); strings.Contains(vary, "Origin") {
 			t.Errorf("%s: Vary %q: with * the answer does not depend on the origin", path, vary)
