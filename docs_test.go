@@ -2,17 +2,9 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"flag"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The README, docs/walkthrough.md and docs/https.md show real exchanges: a curl command and the answer the service
@@ -113,51 +104,13 @@ func (s *docServers) plainServer() (string, *http.Client) {
 // curl --cacert cert.pem does.
 func (s *docServers) tlsServer() (string, *http.Client) {
 	if s.tls == nil {
-		certFile, keyFile, roots := docsCertificate(s.t)
-		s.tls = startProgram(s.t, docsEnv, "-tls-cert", certFile, "-tls-key", keyFile, "-sample-data")
-		transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}
+		certificate := newSelfSignedCertificate(s.t)
+		s.tls = startProgram(s.t, docsEnv, append(certificate.flags(), "-sample-data")...)
+		transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certificate.roots}, ForceAttemptHTTP2: true}
 		s.t.Cleanup(transport.CloseIdleConnections)
 		s.tlsClient = &http.Client{Transport: transport}
 	}
 	return s.tls.url, s.tlsClient
-}
-
-// docsCertificate writes a self-signed certificate for 127.0.0.1 and its key, as the README's
-// openssl command does, and returns the files and the pool a client that trusts it holds.
-func docsCertificate(t *testing.T) (certFile, keyFile string, roots *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	template := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	roots = x509.NewCertPool()
-	roots.AppendCertsFromPEM(certPEM)
-	return certFile, keyFile, roots
 }
 
 // curlExchanges finds the curl commands of a page's console blocks and the answer under each.

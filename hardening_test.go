@@ -186,20 +186,10 @@ func (send hardeningClient) requireUnchanged(t testing.TB, before string, nextID
 }
 
 // newHardeningService is the service on an empty store in memory, logging in this format, and a
-// client that sends it requests through its handler. The shared harness logs JSON; for text this
-// does what serverOn does, with the text format.
+// client that sends it requests through its handler.
 func newHardeningService(t testing.TB, logFormat string) (*testServer, hardeningClient) {
 	t.Helper()
-	if logFormat == "json" {
-		ts := newTestServer(t)
-		return ts, hardeningThroughHandler(ts)
-	}
-	store, logged := newUserStore(), &logBuffer{}
-	handler, err := newServer(*testConfig(t), newLogger(logFormat, logged), store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &testServer{Handler: handler, store: store, log: logged}
+	ts := newTestServer(t, "-log-format", logFormat)
 	return ts, hardeningThroughHandler(ts)
 }
 
@@ -752,11 +742,11 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 	}
 }
 
-// hardeningStartWith runs the program with the test tokens, on a free port, after change has set
+// hardeningStartWith runs the program with the test tokens and these flags, after change has set
 // what the test needs in its configuration: shorter time-outs, say.
 func hardeningStartWith(t *testing.T, change func(*config), flags ...string) *program {
 	t.Helper()
-	cfg := testConfig(t, append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
+	cfg := testConfig(t, flags...)
 	change(cfg)
 	return startWith(t, cfg)
 }
@@ -1675,7 +1665,7 @@ func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 		{"an unforeseen error", func([]byte) (int, error) { return 0, errors.New("the disk is full") }, "the disk is full"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			store, _ := journalIn(t)
+			store, _ := openJournal(t, newJournalPath(t), 1<<20)
 			ts := serverOn(t, store, testConfig(t))
 			send := hardeningThroughHandler(ts)
 			ann, _, _ := send.seed(t)

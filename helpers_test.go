@@ -3,11 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,7 +28,7 @@ import (
 //   - newTestServer builds the handler with newServer, as the program does, for httptest: a test
 //     sends it requests made with httptest.NewRequest and reads the answer from a recorder.
 //   - startProgram runs the whole program (parseConfig, then start) on a free port of 127.0.0.1,
-//     for what needs a real connection: time-outs, HEAD, HTTPS, a stop.
+//     for what needs a real connection: time-outs, HEAD, HTTPS (newSelfSignedCertificate), a stop.
 //
 // Every other helper lives beside the tests that use it.
 
@@ -37,11 +45,12 @@ func testEnv(name string) string {
 	return ""
 }
 
-// testConfig is the configuration of the flags given (after the program's name), read by
-// parseConfig with the test tokens, so that a test starts from what the program itself would use.
+// testConfig is the configuration of the flags given, read by parseConfig with the test tokens, so
+// that a test starts from what the program itself would use. The flags come after
+// -addr 127.0.0.1:0 (a free port) and -log-format json (records a test can read), and may change them.
 func testConfig(t testing.TB, flags ...string) *config {
 	t.Helper()
-	cfg, err := parseConfig(append([]string{"users"}, flags...), testEnv, io.Discard)
+	cfg, err := parseConfig(append([]string{"users", "-addr", "127.0.0.1:0", "-log-format", "json"}, flags...), testEnv, io.Discard)
 	if err != nil {
 		t.Fatalf("parseConfig(%q): %v", flags, err)
 	}
@@ -52,7 +61,7 @@ func testConfig(t testing.TB, flags ...string) *config {
 type testServer struct {
 	http.Handler
 	store *userStore
-	log   *logBuffer // the server's log, one JSON record a line
+	log   *logBuffer // the server's log, in the format of -log-format (JSON unless a test says text)
 }
 
 // newTestServer is the service on an empty store in memory, as the flags given configure it.
@@ -65,7 +74,7 @@ func newTestServer(t testing.TB, flags ...string) *testServer {
 func serverOn(t testing.TB, store *userStore, cfg *config) *testServer {
 	t.Helper()
 	log := &logBuffer{}
-	handler, err := newServer(*cfg, newLogger("json", log), store, nil)
+	handler, err := newServer(*cfg, newLogger(cfg.logFormat, log), store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +106,36 @@ func (ts *testServer) create(t testing.TB, name, email string) (user, string) {
 	return created, w.Header().Get("ETag")
 }
 
-// journalIn opens a store kept in a journal file in a new temporary folder, as -data would, and
-// closes it at the end of the test.
-func journalIn(t testing.TB) (*userStore, string) {
+// users returns the users GET /api/users lists, in id order.
+func (ts *testServer) users(t testing.TB) []user {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "users.jsonl")
-	store, err := openUserStore(newJournal(path, newLogger("json", io.Discard), 1<<20))
-	if err != nil {
+	r := httptest.NewRequest("GET", "/api/users", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	w := ts.serve(r)
+	wantStatus(t, w, http.StatusOK)
+	var list struct{ Data []user }
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(store.close)
-	return store, path
+	return list.Data
 }
+
+// openJournal opens the store kept in the journal at path, replaying it, as -data FILE with
+// -compact-slack slack would, and returns it with what the journal logs (JSON records). The store
+// is closed at the end of the test, if the test has not closed it to open the file again.
+func openJournal(t testing.TB, path string, slack int64) (*userStore, *logBuffer) {
+	t.Helper()
+	log := &logBuffer{}
+	store, err := openUserStore(newJournal(path, newLogger("json", log), slack))
+	if err != nil {
+		t.Fatalf("opening the journal %s: %v", path, err)
+	}
+	t.Cleanup(store.close) // closing a store twice is harmless: the second finds it closed
+	return store, log
+}
+
+// newJournalPath names a journal file in a new temporary folder.
+func newJournalPath(t testing.TB) string { return filepath.Join(t.TempDir(), "users.jsonl") }
 
 // program is the whole program, running in the test's process.
 type program struct {
@@ -120,7 +147,8 @@ type program struct {
 // startProgram runs the program with these flags (after -addr 127.0.0.1:0) and environment, as
 // main would after -h and -version: parseConfig, then start. It learns the address from start
 // itself. stop ends the program's context, as SIGINT or SIGTERM would, and returns what start
-// returned; the test's cleanup calls it too.
+// returned; the test's cleanup calls it too. Its log is in the format the flags give (text unless
+// they say -log-format json), as the program writes it.
 func startProgram(t testing.TB, getenv func(string) string, flags ...string) *program {
 	t.Helper()
 	cfg, err := parseConfig(append([]string{"users", "-addr", "127.0.0.1:0"}, flags...), getenv, io.Discard)
@@ -153,6 +181,81 @@ func startWith(t testing.TB, cfg *config) *program {
 		t.Fatalf("start did not listen within 10s:\n%s", p.stderr)
 	}
 	return p
+}
+
+// testCertificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
+type testCertificate struct {
+	certFile, keyFile string
+	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
+}
+
+// flags are the flags that serve HTTPS with this certificate.
+func (c testCertificate) flags() []string {
+	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
+}
+
+// newSelfSignedCertificate makes a certificate signed by its own key, as the openssl command of
+// docs/https.md does.
+func newSelfSignedCertificate(t testing.TB) testCertificate {
+	t.Helper()
+	key := newTestKey(t)
+	template := certificateTemplate("localhost")
+	template.IsCA = true // openssl req -x509 marks it a CA too
+	template.KeyUsage |= x509.KeyUsageCertSign
+	return writeCertificate(t, template, template, key, key)
+}
+
+// newTestKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
+func newTestKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// certificateTemplate is a certificate for 127.0.0.1, ::1 and localhost, for a day.
+func certificateTemplate(name string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+}
+
+// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
+// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
+func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) testCertificate {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := testCertificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
+	c.roots.AddCert(cert)
+	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
 }
 
 // logBuffer is a log that many goroutines may write to, and a test read.

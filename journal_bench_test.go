@@ -27,7 +27,7 @@ import (
 func BenchmarkJournalDurableCreate(b *testing.B) {
 	for _, writers := range []int{1, 16, 64} {
 		b.Run("writers="+strconv.Itoa(writers), func(b *testing.B) {
-			store, _ := journalIn(b)
+			store, _ := openJournal(b, newJournalPath(b), 1<<20)
 			benchmarkJournalCreates(b, serverOn(b, store, testConfig(b)), writers)
 		})
 	}

@@ -40,12 +40,7 @@ type journalServer struct {
 // journalServerOn opens (and replays) the journal at path, and serves the API on it, as serverOn does.
 func journalServerOn(t *testing.T, path string, slack int64) *journalServer {
 	t.Helper()
-	log := &logBuffer{}
-	store, err := openUserStore(newJournal(path, newLogger("json", log), slack))
-	if err != nil {
-		t.Fatalf("opening the journal: %v", err)
-	}
-	t.Cleanup(store.close)
+	store, log := openJournal(t, path, slack)
 	return &journalServer{testServer: serverOn(t, store, testConfig(t)), path: path, slack: slack, journalLog: log}
 }
 
@@ -55,20 +50,6 @@ func (s *journalServer) restart(t *testing.T) *journalServer {
 	t.Helper()
 	s.store.close()
 	return journalServerOn(t, s.path, s.slack)
-}
-
-// users returns the users GET /api/users lists, in id order.
-func (s *journalServer) users(t *testing.T) []user {
-	t.Helper()
-	r := httptest.NewRequest("GET", "/api/users", nil)
-	r.Header.Set("Authorization", "Bearer "+readToken)
-	w := s.serve(r)
-	wantStatus(t, w, http.StatusOK)
-	var list struct{ Data []user }
-	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil {
-		t.Fatal(err)
-	}
-	return list.Data
 }
 
 // useFile puts a stand-in, made from the open file, in place of the journal's file, as the writer

@@ -272,7 +272,7 @@ func TestGoodConfigurationIsTaken(t *testing.T) {
 			t.Errorf("%q: %v", flags, err)
 		}
 	}
-	if cfg := testConfig(t); cfg.addr != "localhost:8080" {
+	if cfg, err := parseConfig([]string{"users"}, noTokens, io.Discard); err != nil || cfg.addr != "localhost:8080" {
 		t.Errorf("the default address is %q, want localhost:8080", cfg.addr)
 	}
 }
@@ -342,7 +342,7 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 		{"an address in use", []string{"-addr", taken.Addr().String()}, taken.Addr().String()},
 	}
 	if runtime.GOOS == "linux" || runtime.GOOS == "darwin" { // where the journal's lock is a flock
-		held, _ := journalIn(t)
+		held, _ := openJournal(t, newJournalPath(t), 1<<20)
 		tests = append(tests, struct {
 			name     string
 			flags    []string

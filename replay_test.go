@@ -28,31 +28,11 @@ const (
 )
 
 // replayServer opens the journal at path as a start does, replaying it, and returns the service
-// on it and what the journal logged (one JSON record a line). The store is closed at the end of the
-// test, or before by the test, to open the file again.
+// on it and what the journal logged (one JSON record a line).
 func replayServer(t *testing.T, path string) (*testServer, *logBuffer) {
 	t.Helper()
-	log := &logBuffer{}
-	store, err := openUserStore(newJournal(path, newLogger("json", log), 1<<20))
-	if err != nil {
-		t.Fatalf("opening the journal: %v", err)
-	}
-	t.Cleanup(store.close)
+	store, log := openJournal(t, path, 1<<20)
 	return serverOn(t, store, testConfig(t)), log
-}
-
-// replayUsers returns the users GET /api/users lists, in id order.
-func replayUsers(t *testing.T, ts *testServer) []user {
-	t.Helper()
-	r := httptest.NewRequest("GET", "/api/users", nil)
-	r.Header.Set("Authorization", "Bearer "+readToken)
-	w := ts.serve(r)
-	wantStatus(t, w, http.StatusOK)
-	var list struct{ Data []user }
-	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil {
-		t.Fatal(err)
-	}
-	return list.Data
 }
 
 // replayWriteFile writes a journal file as a test wants it, damaged or not.
@@ -86,7 +66,7 @@ func TestJournalReplaysEveryWriteAtStart(t *testing.T) {
 
 	ts, _ = replayServer(t, path)
 	want := []user{{ann.ID, "Ann Lee", "ann.lee@example.com"}, {bob.ID, "Bob", "bob@example.org"}}
-	if got := replayUsers(t, ts); !slices.Equal(got, want) {
+	if got := ts.users(t); !slices.Equal(got, want) {
 		t.Errorf("after the restart: %v, want %v", got, want)
 	}
 	r := httptest.NewRequest("GET", userPath(cy.ID), nil)
@@ -185,7 +165,7 @@ func TestAHugeIDTakesNoMemory(t *testing.T) {
 			}
 			ts.store.close()
 			ts, _ = replayServer(t, path)
-			if got := replayUsers(t, ts); len(got) == 0 || got[len(got)-1] != cy {
+			if got := ts.users(t); len(got) == 0 || got[len(got)-1] != cy {
 				t.Errorf("after a restart: %v, want %v last", got, cy)
 			}
 		})
@@ -220,7 +200,7 @@ func TestJournalStartsWithAUserThatBreaksTodaysFieldRules(t *testing.T) {
 
 			ts, _ := replayServer(t, path)
 			want := []user{{1, tc.userName, tc.email}, {2, "Bob", "bob@example.com"}}
-			if got := replayUsers(t, ts); !slices.Equal(got, want) {
+			if got := ts.users(t); !slices.Equal(got, want) {
 				t.Fatalf("users %q, want %q", got, want)
 			}
 			// The user can be renamed, keeping the e-mail as written; the journal starts again.
@@ -231,7 +211,7 @@ func TestJournalStartsWithAUserThatBreaksTodaysFieldRules(t *testing.T) {
 			ts.store.close()
 			ts, _ = replayServer(t, path)
 			want[0].Name = "Ann Lee"
-			if got := replayUsers(t, ts); !slices.Equal(got, want) {
+			if got := ts.users(t); !slices.Equal(got, want) {
 				t.Errorf("after a change and a restart: users %q, want %q", got, want)
 			}
 		})
@@ -257,7 +237,7 @@ func TestJournalDropsATornLastRecord(t *testing.T) {
 			replayWriteFile(t, path, good+tc.torn)
 
 			ts, log := replayServer(t, path)
-			if got := replayUsers(t, ts); len(got) != 2 {
+			if got := ts.users(t); len(got) != 2 {
 				t.Errorf("users after replay: %v, want Ann and Bob", got)
 			}
 			if info, err := os.Stat(path); err != nil || info.Size() != int64(len(good)) {
@@ -455,7 +435,7 @@ func TestSecondJournalOnTheSameFileIsRefused(t *testing.T) {
 
 	first.store.close() // the lock goes with the server that held it
 	third, _ := replayServer(t, path)
-	if got := replayUsers(t, third); !slices.Equal(got, []user{ann}) {
+	if got := third.users(t); !slices.Equal(got, []user{ann}) {
 		t.Errorf("users %v, want Ann", got)
 	}
 }

@@ -55,7 +55,7 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 		{"DELETE", "", true},
 	} {
 		t.Run(write.method, func(t *testing.T) {
-			store, _ := journalIn(t)
+			store, _ := openJournal(t, newJournalPath(t), 1<<20)
 			ts := serverOn(t, store, testConfig(t))
 			ann, _ := ts.create(t, "Ann", "ann@example.com")
 			store.journal.file.Close() // every later write to the file fails, as on a disk that has failed

@@ -352,10 +352,14 @@ func (s *userStore) giveIDsUpTo(last int64) {
 	s.lastID = max(s.lastID, last)
 }
 
-// close waits for the write in progress, if any, and closes the journal: later writes fail.
+// close waits for the write in progress, if any, and closes the journal: later writes fail. A
+// second close does nothing.
 func (s *userStore) close() {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if s.closed {
+		return
+	}
 	s.closed = true
 	if s.journal != nil {
 		s.journal.close()

@@ -157,7 +157,8 @@ func TestConcurrentWritesKeepEmailsUniqueAndIndexesConsistent(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, path := newUserStore(), ""
 			if inJournal {
-				s, path = journalIn(t)
+				path = newJournalPath(t)
+				s, _ = openJournal(t, path, 1<<20)
 			}
 			emails := []string{"a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com",
 				"f@example.com", "g@example.com", "h@example.com"}

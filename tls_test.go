@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -27,27 +23,6 @@ import (
 
 // HTTPS with -tls-cert and -tls-key (README, "HTTPS"): the whole program started with a
 // certificate made for the test, and clients that trust that certificate alone.
-
-// testCertificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
-type testCertificate struct {
-	certFile, keyFile string
-	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
-}
-
-// flags are the flags that serve HTTPS with this certificate.
-func (c testCertificate) flags() []string {
-	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
-}
-
-// newSelfSignedCertificate makes a certificate signed by its own key, as openssl req -x509 does.
-func newSelfSignedCertificate(t testing.TB) testCertificate {
-	t.Helper()
-	key := newTestKey(t)
-	template := certificateTemplate("localhost")
-	template.IsCA = true // openssl req -x509 marks it a CA too
-	template.KeyUsage |= x509.KeyUsageCertSign
-	return writeCertificate(t, template, template, key, key)
-}
 
 // newCAIssuedCertificate makes a certificate signed by a CA made for the test, as mkcert does:
 // clients trust the CA (mkcert -install puts it where they look), not the certificate.
@@ -68,57 +43,6 @@ func newCAIssuedCertificate(t testing.TB) testCertificate {
 	issued.roots = x509.NewCertPool()
 	issued.roots.AddCert(caCert)
 	return issued
-}
-
-func newTestKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-func certificateTemplate(name string) *x509.Certificate {
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	return &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: name},
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-}
-
-// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
-// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
-func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) testCertificate {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := testCertificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
-	c.roots.AddCert(cert)
-	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
 }
 
 // The two protocols net/http offers over TLS, as Response.Proto names them and ALPN (RFC 7301)

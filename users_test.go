@@ -133,7 +133,7 @@ func TestTheAPIAnswersEachStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := newTestServer(t)
 			if tc.disk == failedDisk {
-				store, _ := journalIn(t)
+				store, _ := openJournal(t, newJournalPath(t), 1<<20)
 				ts = serverOn(t, store, testConfig(t))
 			}
 			ann, annTag := ts.create(t, "Ann", "ann@example.com")
@@ -159,7 +159,7 @@ func TestTheAPIAnswersEachStatus(t *testing.T) {
 
 // A 500 tells the client nothing more; the log has the cause, with the request's id.
 func TestA500LogsItsCause(t *testing.T) {
-	store, _ := journalIn(t)
+	store, _ := openJournal(t, newJournalPath(t), 1<<20)
 	ts := serverOn(t, store, testConfig(t))
 	ann, _ := ts.create(t, "Ann", "ann@example.com")
 	store.journal.file.Close() // every later write to the file fails, as on a disk that has failed

@@ -2,25 +2,15 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The rules of web.go: the explorer page, its files and the OpenAPI document are served as they are,
@@ -263,35 +253,13 @@ func TestServerSchemeKeepsLargeNumbersExact(t *testing.T) {
 // https, so that a tool that imports the document as it is reaches the server (README, "HTTPS");
 // a server without it keeps http.
 func TestOpenAPIDocumentOfAnHTTPSServerDefaultsToHTTPS(t *testing.T) {
-	// A self-signed certificate for localhost, and its key, in PEM files as -tls-cert and -tls-key take.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	template := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(t.TempDir(), "cert.pem"), filepath.Join(t.TempDir(), "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
+	certificate := newSelfSignedCertificate(t)
 	for _, tt := range []struct {
 		name   string
 		flags  []string
 		scheme string
 	}{
-		{"with -tls-cert", []string{"-tls-cert", certFile, "-tls-key", keyFile}, "https"},
+		{"with -tls-cert", certificate.flags(), "https"},
 		{"without", nil, "http"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
