@@ -46,21 +46,19 @@ func loadStaticFiles(scheme string) (map[string]staticFile, error) {
 }
 
 // withServerScheme returns the OpenAPI document with the default of its servers' scheme variable
-// set to scheme. The document is decoded and encoded again, numbers kept exact, so any layout of
-// the file gives the same result.
+// set to scheme. Only servers is decoded; every other member is kept as it is written, in its
+// order, paths included, so any layout of the file gives the same document.
 func withServerScheme(document []byte, scheme string) ([]byte, error) {
+	var doc openAPIDocument
 	decoder := json.NewDecoder(bytes.NewReader(document))
-	decoder.UseNumber() // 9223372036854775807 stays itself, not the nearest float64
-	var doc map[string]any
+	decoder.DisallowUnknownFields() // a member this type does not name must not vanish from what is served
 	if err := decoder.Decode(&doc); err != nil {
 		return nil, err
 	}
-	servers, _ := doc["servers"].([]any)
-	for _, server := range servers {
-		server, _ := server.(map[string]any)
-		variables, _ := server["variables"].(map[string]any)
-		if variable, ok := variables["scheme"].(map[string]any); ok {
-			variable["default"] = scheme
+	for _, server := range doc.Servers {
+		if variable, ok := server.Variables["scheme"]; ok {
+			variable.Default = scheme
+			server.Variables["scheme"] = variable
 		}
 	}
 	var b bytes.Buffer
@@ -69,6 +67,31 @@ func withServerScheme(document []byte, scheme string) ([]byte, error) {
 	encoder.SetIndent("", "  ")
 	err := encoder.Encode(doc)
 	return b.Bytes(), err
+}
+
+// openAPIDocument is the top of an OpenAPI 3.1 document, its members in the order web/openapi.json
+// gives them.
+type openAPIDocument struct {
+	OpenAPI    json.RawMessage `json:"openapi"`
+	Info       json.RawMessage `json:"info"`
+	Servers    []openAPIServer `json:"servers"`
+	Security   json.RawMessage `json:"security"`
+	Tags       json.RawMessage `json:"tags"`
+	Paths      json.RawMessage `json:"paths"`
+	Components json.RawMessage `json:"components"`
+}
+
+// openAPIServer is a server of the document: a URL whose variables are set by tools.
+type openAPIServer struct {
+	URL         string                           `json:"url"`
+	Description string                           `json:"description"`
+	Variables   map[string]openAPIServerVariable `json:"variables"`
+}
+
+type openAPIServerVariable struct {
+	Default     string   `json:"default"`
+	Enum        []string `json:"enum,omitempty"`
+	Description string   `json:"description"`
 }
 
 // explorerCSP lets the page run only its own files: markup injected through a name or e-mail

@@ -233,19 +233,32 @@ func TestServerSchemeIsSetWhateverTheLayoutOfTheFile(t *testing.T) {
 	}
 }
 
-// withServerScheme keeps every number exactly as written: 2^63-1, the largest id, would become
-// 9223372036854775808 through a float64.
-func TestServerSchemeKeepsLargeNumbersExact(t *testing.T) {
+// withServerScheme keeps every member but servers as it is written: its numbers exact (2^63-1,
+// the largest id, would become 9223372036854775808 through a float64), and the paths in their
+// order, which tools such as Swagger UI show.
+func TestServerSchemeKeepsTheRestOfTheDocumentAsWritten(t *testing.T) {
 	document := []byte(`{"servers":[{"url":"{scheme}://localhost:8080","variables":{"scheme":{"default":"http"}}}],` +
-		`"maximum":9223372036854775807,"minimum":1,"ratio":0.1,"large":1e400}`)
+		`"paths":{"/users":{},"/assets":{}},"components":{"maximum":9223372036854775807,"minimum":1,"ratio":0.1,"large":1e400}}`)
 	got, err := withServerScheme(document, "https")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, number := range []string{`"maximum": 9223372036854775807`, `"minimum": 1`, `"ratio": 0.1`, `"large": 1e400`, `"default": "https"`} {
-		if !bytes.Contains(got, []byte(number)) {
-			t.Errorf("the document lacks %s:\n%s", number, got)
+	for _, kept := range []string{`"maximum": 9223372036854775807`, `"minimum": 1`, `"ratio": 0.1`, `"large": 1e400`, `"default": "https"`} {
+		if !bytes.Contains(got, []byte(kept)) {
+			t.Errorf("the document lacks %s:\n%s", kept, got)
 		}
+	}
+	if users, assets := bytes.Index(got, []byte(`"/users"`)), bytes.Index(got, []byte(`"/assets"`)); users > assets {
+		t.Errorf("the paths are not in the order written:\n%s", got)
+	}
+}
+
+// A member at the top of the document that withServerScheme does not know is an error at start,
+// never dropped without a word from what is served.
+func TestServerSchemeRefusesAMemberItDoesNotKnow(t *testing.T) {
+	document := []byte(`{"servers":[],"webhooks":{}}`)
+	if got, err := withServerScheme(document, "https"); err == nil {
+		t.Errorf("withServerScheme took a document with webhooks, and gave\n%s", got)
 	}
 }
 
