@@ -754,6 +754,9 @@ func hardeningStartWith(t *testing.T, change func(*config), flags ...string) *pr
 // A flood of clients that send their headers a byte at a time is cut off at the read-header
 // time-out, while every other client is served as fast as ever (README, "What it withstands").
 func TestSlowHeaderFloodIsCutOffWithoutSlowingOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a time-out test: it waits for the read-header time-out")
+	}
 	const (
 		flood             = 200
 		readHeaderTimeout = 500 * time.Millisecond
@@ -860,6 +863,9 @@ func TestSlowHeaderFloodIsCutOffWithoutSlowingOthers(t *testing.T) {
 // A client that sends its body a byte at a time is cut off at the read time-out: it gets a 400
 // with the JSON error body, and nothing changes.
 func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a time-out test: it waits for the read time-out")
+	}
 	const readTimeout = 300 * time.Millisecond
 	p := hardeningStartWith(t, func(cfg *config) {
 		cfg.timeouts.readHeader, cfg.timeouts.read, cfg.timeouts.write = readTimeout, readTimeout, 4*time.Second

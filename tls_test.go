@@ -572,6 +572,9 @@ func TestTLSHandshakeIsCutOffAtTheReadHeaderTimeout(t *testing.T) {
 // request (per stream): a request that runs past one is cut off alone, and the next request goes
 // on the same connection.
 func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a time-out test: it waits for the read and write time-outs")
+	}
 	const short, long = 300 * time.Millisecond, 10 * time.Second
 	cert := newSelfSignedCertificate(t)
 	uploadThatNeverArrives := func(t *testing.T, url string) *http.Request {
