@@ -23,6 +23,7 @@ const (
 // time, the hashes reveal nothing, and no token is held in memory as itself.
 type tokens []token
 
+// A token is one entry of USERS_TOKENS: its hash, and what it may do.
 type token struct {
 	hash [sha256.Size]byte
 	role role
@@ -127,10 +128,15 @@ func withRole(r *http.Request, granted role) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
 }
 
-// requireWrite lets a request through when its token may write: 403 otherwise. Reading needs no
-// check of its own: every token that authenticates may read.
-func requireWrite(r *http.Request) error {
-	if granted, _ := r.Context().Value(roleKey{}).(role); granted != roleWrite {
+// requireRole lets a request through when its token's role covers the one needed (write covers
+// read): 403 otherwise. A request that no authentication has seen, as when a handler is served
+// without guardAPI, has no role at all, and is 401.
+func requireRole(r *http.Request, needed role) error {
+	granted, _ := r.Context().Value(roleKey{}).(role)
+	switch {
+	case granted == 0:
+		return errNoToken
+	case granted < needed:
 		return errReadOnly
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 )
 
 // The rules of auth.go: bearer tokens (RFC 6750) and roles (docs/api.md, "Authentication"), proved
-// on parseTokens, tokens.authenticate and requireWrite.
+// on parseTokens, tokens.authenticate and requireRole.
 
 // authTestTokens are the tokens of newTestServer: writeToken may write, readToken may only read.
 func authTestTokens(t *testing.T) tokens {
@@ -112,27 +112,27 @@ func TestTokensWithTheFullB64TokenAlphabetAreAccepted(t *testing.T) {
 
 // A read token on a route that writes is 403, with a challenge that says
 // error="insufficient_scope" (RFC 6750 §3.1); the write token passes. The write role covers the
-// read role: every token that authenticates may read.
+// read role. A request no authentication has seen (a handler served without guardAPI) is 401.
 func TestWriteTokenMayAlsoReadButAReadTokenOnAWriteRouteIs403(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		granted role // 0: a request that went through no authentication
-		refused bool
+		needed  role
+		want    error
 	}{
-		{"the write role", roleWrite, false},
-		{"the read role", roleRead, true},
-		{"no role at all", 0, true},
+		{"the write role on a write route", roleWrite, roleWrite, nil},
+		{"the write role on a read route", roleWrite, roleRead, nil},
+		{"the read role on a read route", roleRead, roleRead, nil},
+		{"the read role on a write route", roleRead, roleWrite, errReadOnly},
+		{"no role at all on a write route", 0, roleWrite, errNoToken},
+		{"no role at all on a read route", 0, roleRead, errNoToken},
 	} {
 		r := httptest.NewRequest("DELETE", "/api/users/1", nil)
 		if tt.granted != 0 {
 			r = withRole(r, tt.granted)
 		}
-		err := requireWrite(r)
-		switch {
-		case !tt.refused && err != nil:
-			t.Errorf("%s: %v, want it let through", tt.name, err)
-		case tt.refused && err != errReadOnly:
-			t.Errorf("%s: error %#v, want the 403 of a read-only token", tt.name, err)
+		if err := requireRole(r, tt.needed); err != tt.want {
+			t.Errorf("%s: error %v, want %v", tt.name, err, tt.want)
 		}
 	}
 	if errReadOnly.status != 403 || errReadOnly.message != "this token may only read: changing users needs a token with the write role" {
@@ -140,7 +140,7 @@ func TestWriteTokenMayAlsoReadButAReadTokenOnAWriteRouteIs403(t *testing.T) {
 	}
 	wantHeaders(t, errReadOnly.header, map[string]string{"WWW-Authenticate": `Bearer realm="users", error="insufficient_scope"`})
 
-	// Reading needs no check of its own: the write token reads the list and a user.
+	// Through the whole service: the write token reads the list and a user.
 	ts := newTestServer(t)
 	ann, _ := ts.create(t, "Ann", "ann@example.com")
 	for _, target := range []string{"/api/users", userPath(ann.ID)} {

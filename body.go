@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -18,6 +19,7 @@ import (
 // maxBodyBytes is the largest body the API reads: a user is far smaller.
 const maxBodyBytes = 1 << 20
 
+// errBodyTooLarge is the 413 of a body over maxBodyBytes.
 var errBodyTooLarge = newError(http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB (1048576 bytes)")
 
 // The media types a body may have. PATCH also takes a JSON Merge Patch's own (RFC 7396 §4), and
@@ -56,12 +58,14 @@ func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
 // readJSONBody checks the media type and the size, and returns the whole body: read to its end
 // before it is judged, a body over the limit is 413 whatever it holds.
 func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	accepted := []string{"application/json"}
+	if r.Method == http.MethodPatch {
+		accepted = append(accepted, "application/merge-patch+json")
+	}
 	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")) // lower-cases the type and the names
 	switch {
-	case r.Method == http.MethodPatch && (err != nil || mediaType != "application/json" && mediaType != "application/merge-patch+json"):
-		return nil, unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: application/json or application/merge-patch+json")
-	case err != nil || mediaType != "application/json" && r.Method != http.MethodPatch:
-		return nil, unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: application/json")
+	case err != nil || !slices.Contains(accepted, mediaType):
+		return nil, unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: "+strings.Join(accepted, " or "))
 	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
 		return nil, unsupportedMediaType(r.Method, "send the body as JSON in UTF-8: charset may only be utf-8")
 	case len(r.Header.Values("Content-Encoding")) > 0:

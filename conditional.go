@@ -17,6 +17,12 @@ func entityTag(representation []byte) string {
 	return fmt.Sprintf(`"%016x"`, hash.Sum64())
 }
 
+// userRepresentation returns a user as every answer sends it, and its ETag.
+func userRepresentation(u user) (body []byte, etag string, err error) {
+	body, err = encodeJSON(u)
+	return body, entityTag(body), err
+}
+
 // The failed preconditions: 412, and nothing changes (RFC 9110 §15.5.13).
 var (
 	errIfMatchFailed = newError(http.StatusPreconditionFailed,

@@ -24,11 +24,11 @@ import (
 // restarted on the same journal, still has every write it acknowledged (README, "Durability with
 // -data"). It builds the binary with `go build`, so it is skipped under -short.
 
-func TestServerBinaryOnAJournal(t *testing.T) {
+func TestAKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the server binary: skipped with -short")
 	}
-	binary := crashBuildBinary(t)
+	binary := buildProgram(t)
 	const (
 		ann = `{"op":"put","id":1,"name":"Ann","email":"ann@example.com"}` + "\n"
 		bob = `{"op":"put","id":2,"name":"Bob","email":"bob@example.com"}` + "\n"
@@ -361,24 +361,6 @@ func (w *crashWorker) create(name, email string) {
 	w.created = append(w.created, u)
 	w.owned = append(w.owned, u)
 	w.acknowledge()
-}
-
-// crashBuildBinary builds the service with `go build` into a temporary folder.
-func crashBuildBinary(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build the server")
-	}
-	binary := filepath.Join(t.TempDir(), "users")
-	if runtime.GOOS == "windows" {
-		binary += ".exe"
-	}
-	build := exec.Command(goTool, "build", "-o", binary, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return binary
 }
 
 // crashServer is the binary running on a journal, in a process of its own.

@@ -1,11 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	gotoken "go/token"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -66,4 +76,111 @@ func TestTheReadmeShowsTheCodeForYourOwnProgramAsItIs(t *testing.T) {
 	if want := strings.Join(code, "\n") + "\n"; shown != want {
 		t.Errorf("the README shows\n%s\nbut the code is\n%s", shown, want)
 	}
+}
+
+// The copy the README describes builds on its own: every non-test file and web/, main.go without
+// its main function and the imports only main uses, and a main of the copier's own that serves the
+// API with the README's code.
+func TestTheReadmesCopyBuildsOnItsOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a program")
+	}
+	dir := t.TempDir()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		source, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "main.go" {
+			source = withoutMain(t, source)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), source, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = filepath.WalkDir("web", func(path string, entry fs.DirEntry, err error) error {
+		if err != nil || entry.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, path), 0o700)
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, path), content, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(source), "func copiedService(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n")
+	body, _, _ = strings.Cut(body, "\n}\n")
+	yours := "package main\n\nimport (\n\t\"context\"\n\t\"log/slog\"\n\t\"net/http\"\n\t\"os\"\n)\n\n" +
+		"func main() {\n\tserver, err := service(context.Background(), slog.Default())\n\tif err != nil {\n\t\tpanic(err)\n\t}\n" +
+		"\tserver.Addr = \"localhost:8080\"\n\tpanic(server.ListenAndServe())\n}\n\n" +
+		"func service(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n" + body + "\n}\n"
+	for name, content := range map[string]string{"yours.go": yours, "go.mod": "module yours\n\ngo 1.22\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := exec.Command(goCommand(t), "build", "-o", filepath.Join(dir, "yours"), ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("the copy does not build: %v\n%s", err, out)
+	}
+}
+
+// withoutMain is main.go's source without its main function and the imports only main uses.
+func withoutMain(t *testing.T, source []byte) []byte {
+	t.Helper()
+	files := gotoken.NewFileSet()
+	file, err := parser.ParseFile(files, "main.go", source, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range file.Decls {
+		if f, ok := d.(*ast.FuncDecl); ok && f.Name.Name == "main" {
+			file.Decls = slices.DeleteFunc(file.Decls, func(other ast.Decl) bool { return other == d })
+			file.Comments = slices.DeleteFunc(file.Comments, func(c *ast.CommentGroup) bool { // main's own
+				return c.Pos() >= f.Pos() && c.End() <= f.End()
+			})
+			break
+		}
+	}
+	for _, onlyMains := range []string{"os", "os/signal", "syscall"} {
+		if !deleteImport(file, onlyMains) {
+			t.Fatalf("main.go does not import %s", onlyMains)
+		}
+	}
+	var out bytes.Buffer
+	if err := format.Node(&out, files, file); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// deleteImport removes an import from a file, and reports whether the file had it.
+func deleteImport(file *ast.File, path string) bool {
+	quoted, found := strconv.Quote(path), false
+	for _, d := range file.Decls {
+		if imports, ok := d.(*ast.GenDecl); ok && imports.Tok == gotoken.IMPORT {
+			imports.Specs = slices.DeleteFunc(imports.Specs, func(spec ast.Spec) bool {
+				this := spec.(*ast.ImportSpec).Path.Value == quoted
+				found = found || this
+				return this
+			})
+		}
+	}
+	file.Imports = slices.DeleteFunc(file.Imports, func(spec *ast.ImportSpec) bool { return spec.Path.Value == quoted })
+	return found
 }

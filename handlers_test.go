@@ -49,7 +49,9 @@ func TestEachUserHandlerParsesItsOwnID(t *testing.T) {
 				// A user 0, put straight into the map (the API never gives id 0): a handler that
 				// turned a bad id into 0 would find this user, and answer 200 or 204 for it.
 				zero := user{ID: 0, Name: "Zero", Email: "zero@example.com"}
+				store.writeMu.Lock() // every change holds writeMu, by the store's locking rule
 				store.apply(change{id: 0, after: &zero})
+				store.writeMu.Unlock()
 
 				r := httptest.NewRequest(h.method, "/api/users/x", strings.NewReader(h.body))
 				r.Header.Set("Content-Type", "application/json")

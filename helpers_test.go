@@ -16,7 +16,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -27,8 +29,10 @@ import (
 //
 //   - newTestServer builds the handler with newServer, as the program does, for httptest: a test
 //     sends it requests made with httptest.NewRequest and reads the answer from a recorder.
-//   - startProgram runs the whole program (parseConfig, then start) on a free port of 127.0.0.1,
-//     for what needs a real connection: time-outs, HEAD, HTTPS (newSelfSignedCertificate), a stop.
+//   - startProgram runs the whole program on a free port of 127.0.0.1, for what needs a real
+//     connection: time-outs, HEAD, HTTPS (newSelfSignedCertificate), a stop. It calls what run
+//     calls after -h and -version, parseConfig and then start, so that start can hand it the
+//     address it bound; tests of -h, -version and of starts that fail call run itself.
 //
 // Every other helper lives beside the tests that use it.
 
@@ -331,4 +335,37 @@ func wantError(t testing.TB, w *httptest.ResponseRecorder, status int, message s
 	if body.Error != message {
 		t.Errorf("error %q, want %q", body.Error, message)
 	}
+}
+
+// failDisk makes the disk under a store kept in a journal fail, as a disk that has died would: the
+// journal's file is closed (under writeMu, as the store's locking rule asks), so the next write to
+// it fails.
+func failDisk(store *userStore) {
+	store.writeMu.Lock()
+	defer store.writeMu.Unlock()
+	store.journal.file.Close()
+}
+
+// buildProgram builds the program with go build into a temporary folder, for the tests of what
+// only a process shows: its exit status (go run reports a program's status as its own 1), a kill.
+func buildProgram(t *testing.T) string {
+	t.Helper()
+	binary := filepath.Join(t.TempDir(), "users")
+	if runtime.GOOS == "windows" {
+		binary += ".exe"
+	}
+	if out, err := exec.Command(goCommand(t), "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return binary
+}
+
+// goCommand is the go command, or the test is skipped where there is none.
+func goCommand(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: cannot build a program")
+	}
+	return goTool
 }

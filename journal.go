@@ -20,6 +20,7 @@ import (
 // data plus a slack, it is rewritten as the live users alone (compaction), so it stays small
 // however long the server runs.
 
+// errJournalBroken refuses every write once a write has failed on the disk: a 500, until a restart.
 var errJournalBroken = errors.New("the journal is broken after a failed write: writes are refused until a restart")
 
 // A journal is the file of one store. Only the store's writer uses it, while it holds writeMu;
@@ -70,7 +71,10 @@ type record struct {
 // encoding: json.Marshal's, whatever the API's bodies do.
 func (r record) line() ([]byte, error) {
 	b, err := json.Marshal(r)
-	return append(b, '\n'), err
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // putRecord is the record of a user as it now is.

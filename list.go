@@ -19,6 +19,7 @@ type listQuery struct {
 	others  url.Values // q, email and sort as given, which the Link header keeps
 }
 
+// sortOrders are the values sort takes.
 var sortOrders = []string{"id", "-id", "name", "-name", "email", "-email"}
 
 // parseListQuery reads the list's query: anything unknown is 400, so ?pgae=2 never returns all.

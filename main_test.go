@@ -453,29 +453,11 @@ func TestNothingListensWhileTheJournalIsReplayed(t *testing.T) {
 	}
 }
 
-// buildUsers builds the program with go build into a temporary folder: exit statuses are the
-// binary's (go run reports a program's status as its own 1).
-func buildUsers(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build the program")
-	}
-	binary := filepath.Join(t.TempDir(), "users")
-	if runtime.GOOS == "windows" {
-		binary += ".exe"
-	}
-	if out, err := exec.Command(goTool, "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return binary
-}
-
-// main maps run's error to the exit status: 0, 2 for usage and configuration, 1 for anything else
-// (an address in use, a journal that cannot be opened). An error is one line on stderr after
-// "users: ", with nothing before it: no generated token, no curl line.
-func TestMainExitStatus(t *testing.T) {
-	binary := buildUsers(t)
+// The built binary's exit status is 2 for a mistake of usage or configuration, 1 for anything else
+// that stops it (an address in use, a journal that cannot be opened), and 0 for -h and -version.
+// An error is one line on stderr after "users: ", with nothing before it: no token, no curl line.
+func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
+	binary := buildProgram(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -543,7 +525,7 @@ func TestSecondInterruptEndsTheProcessAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds the program, and times the second signal against the 10 s drain")
 	}
-	cmd := exec.Command(buildUsers(t), "-addr", "127.0.0.1:0", "-log-format", "json")
+	cmd := exec.Command(buildProgram(t), "-addr", "127.0.0.1:0", "-log-format", "json")
 	cmd.Env = append(os.Environ(), "USERS_TOKENS="+writeToken+":write")
 	stderr, logged := io.Pipe()
 	cmd.Stderr = logged

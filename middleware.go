@@ -81,6 +81,7 @@ type observedResponse struct {
 	bytes  int64
 }
 
+// WriteHeader remembers the status, then sends it.
 func (o *observedResponse) WriteHeader(status int) {
 	if o.status == 0 {
 		o.status = status
@@ -88,6 +89,7 @@ func (o *observedResponse) WriteHeader(status int) {
 	o.ResponseWriter.WriteHeader(status)
 }
 
+// Write counts the bytes of the body, but for HEAD, then sends them.
 func (o *observedResponse) Write(b []byte) (int, error) {
 	if o.status == 0 {
 		o.status = http.StatusOK

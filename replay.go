@@ -20,8 +20,12 @@ import (
 // tail, and compacts the file if it is past its bound, as after every write.
 func (j *journal) open(s *userStore) (err error) {
 	folder := filepath.Dir(j.path)
-	if info, err := os.Stat(folder); err != nil || !info.IsDir() {
+	info, err := os.Stat(folder)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && !info.IsDir():
 		return fmt.Errorf("-data %s: there is no folder %s: create it, or name a file in another one", j.path, folder)
+	case err != nil:
+		return fmt.Errorf("-data %s: %w", j.path, err)
 	}
 	unlock, err := lockFile(j.path + ".lock")
 	if err != nil {

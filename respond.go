@@ -21,6 +21,7 @@ type apiError struct {
 	header  http.Header
 }
 
+// Error returns the message, the sentence the client gets.
 func (e *apiError) Error() string { return e.message }
 
 // fieldProblems say what is wrong with each field of a body, "" for a field that is fine. A user
@@ -35,6 +36,7 @@ func newError(status int, message string) *apiError {
 	return &apiError{status: status, message: message}
 }
 
+// badRequest returns the 400 of a request that breaks a rule of the API, with this message.
 func badRequest(message string) *apiError { return newError(http.StatusBadRequest, message) }
 
 // fieldsError is the 400 of a body whose fields break their rules: every problem in the message,
@@ -51,8 +53,11 @@ func fieldsError(problems fieldProblems) *apiError {
 
 // withHeader returns a copy of e that also sends this header field.
 func (e apiError) withHeader(name, value string) *apiError {
-	e.header = http.Header{}
-	e.header.Set(name, value)
+	e.header = e.header.Clone()
+	if e.header == nil {
+		e.header = http.Header{}
+	}
+	e.header.Add(name, value)
 	return &e
 }
 
@@ -72,7 +77,7 @@ func quoteForMessage(s string) string {
 	return strconv.Quote(s)
 }
 
-// encodeJSON encodes every body and journal line: as json.Marshal does, but with <, > and & sent
+// encodeJSON encodes every body of the API: as json.Marshal does, but with <, > and & sent
 // as they are, not as \u003c and so on, since the bodies are JSON, never HTML (README, "Decisions").
 func encodeJSON(v any) ([]byte, error) {
 	var b bytes.Buffer

@@ -58,7 +58,7 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 			store, _ := openJournal(t, newJournalPath(t), 1<<20)
 			ts := serverOn(t, store, testConfig(t))
 			ann, _ := ts.create(t, "Ann", "ann@example.com")
-			store.journal.file.Close() // every later write to the file fails, as on a disk that has failed
+			failDisk(store)
 
 			target := "/api/users"
 			if write.onAnn {
@@ -75,7 +75,7 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 
 			failed := ts.log.records(t, "request failed")
 			if len(failed) != 1 || failed[0]["request_id"] != "failed-"+write.method ||
-				!strings.Contains(fmt.Sprint(failed[0]["error"]), "file already closed") {
+				!strings.Contains(fmt.Sprint(failed[0]["error"]), errJournalBroken.Error()) {
 				t.Errorf("the log has %v, want one record of the failed request with its id and cause", failed)
 			}
 

@@ -116,14 +116,22 @@ func (s *userStore) inIDOrder() []user {
 func (s *userStore) list(q listQuery) (*encodedList, error) {
 	switch {
 	case q.search != "" || q.email != "" || strings.TrimPrefix(q.sort, "-") != "id":
-		matches := s.filter(q.email, strings.ToLower(q.search))
+		matches := s.filter(q.email, q.search)
 		sortUsers(matches, q.sort)
 		from, to := q.window(len(matches))
 		return encodeList(matches[from:to], len(matches), q)
 	case !q.paged && q.sort == "id":
 		return s.wholeList()
 	}
+	page, total := s.page(q)
+	return encodeList(page, total, q)
+}
+
+// page returns the users of a page in id order, ascending or descending, and how many users
+// there are.
+func (s *userStore) page(q listQuery) ([]user, int) {
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	total := len(s.ids)
 	from, to := q.window(total)
 	page := make([]user, 0, to-from)
@@ -134,20 +142,13 @@ func (s *userStore) list(q listQuery) (*encodedList, error) {
 			page = append(page, s.users[s.ids[i]])
 		}
 	}
-	s.mu.RUnlock()
-	return encodeList(page, total, q)
+	return page, total
 }
 
 // wholeList returns the list with no query, encoded once per change of the store: it is what
 // clients ask for most, and until the next write it costs what a constant answer costs.
 func (s *userStore) wholeList() (*encodedList, error) {
-	s.mu.RLock()
-	cached, version := s.cached, s.version
-	var users []user
-	if cached == nil {
-		users = s.inIDOrder()
-	}
-	s.mu.RUnlock()
+	cached, users, version := s.cachedList()
 	if cached != nil {
 		return cached, nil
 	}
@@ -155,16 +156,34 @@ func (s *userStore) wholeList() (*encodedList, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if s.version == version { // else a write came meanwhile, and this list is already old
-		s.cached = fresh
-	}
-	s.mu.Unlock()
+	s.cacheList(fresh, version)
 	return fresh, nil
 }
 
-// filter returns the users with this e-mail (unless "") whose name or e-mail contains search.
+// cachedList returns the whole list as last encoded, or, when a change has come since, every user
+// in id order, to be encoded outside the lock; and the version of the store they belong to.
+func (s *userStore) cachedList() (*encodedList, []user, uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.cached != nil {
+		return s.cached, nil, s.version
+	}
+	return nil, s.inIDOrder(), s.version
+}
+
+// cacheList keeps the whole list encoded at version, unless a write has come since.
+func (s *userStore) cacheList(list *encodedList, version uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.version == version {
+		s.cached = list
+	}
+}
+
+// filter returns the users with this e-mail (unless "") whose name or e-mail contains search, all
+// compared case-insensitively.
 func (s *userStore) filter(email, search string) []user {
+	search = strings.ToLower(search)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	candidates := s.ids
@@ -272,11 +291,11 @@ func (s *userStore) target(id int64, conditions preconditions) (user, error) {
 	if err != nil || !conditions.present() {
 		return current, err
 	}
-	representation, err := encodeJSON(current)
+	_, etag, err := userRepresentation(current)
 	if err != nil {
 		return user{}, err
 	}
-	return current, conditions.checkWrite(entityTag(representation))
+	return current, conditions.checkWrite(etag)
 }
 
 // A change is a write that has been judged: user id as it was before and as it is after, nil
@@ -315,11 +334,13 @@ func (s *userStore) commit(c change) error {
 		return err
 	}
 	s.apply(c)
-	s.journal.compactIfDue(s) // a failure is logged, and the old file stays in use
+	// A compaction that fails is logged, and the old file stays in use: the write is durable anyway.
+	_ = s.journal.compactIfDue(s)
 	return nil
 }
 
 // apply changes the data, all under mu: the map, the sorted ids, the e-mail index and the last id.
+// The caller holds writeMu.
 func (s *userStore) apply(c change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -345,7 +366,7 @@ func (s *userStore) apply(c change) {
 }
 
 // giveIDsUpTo records that every id up to last has been given, though no user has it now: what a
-// compacted journal's next_id line says.
+// compacted journal's next_id line says. The caller holds writeMu.
 func (s *userStore) giveIDsUpTo(last int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -94,8 +94,11 @@ func (a *api) handle(handler handlerFunc) http.Handler {
 }
 
 // listUsers answers GET and HEAD of /api/users: the users the query selects, sorted and paged as
-// it asks (docs/api.md, "Listing"). Every token may read.
+// it asks (docs/api.md, "Listing").
 func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
+	if err := requireRole(r, roleRead); err != nil {
+		return err
+	}
 	query, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {
 		return err
@@ -114,7 +117,7 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 // createUser answers POST: the server gives the new user its id and names its URI in Location
 // (RFC 9110 §9.3.3).
 func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
-	if err := requireWrite(r); err != nil {
+	if err := requireRole(r, roleWrite); err != nil {
 		return err
 	}
 	body, err := readUserBody(w, r)
@@ -133,10 +136,13 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	return sendStored(w, http.StatusCreated, created)
 }
 
-// getUser answers GET and HEAD of one user. Every token may read.
+// getUser answers GET and HEAD of one user.
 func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
+		return err
+	}
+	if err := requireRole(r, roleRead); err != nil {
 		return err
 	}
 	if err := rejectQuery(r); err != nil {
@@ -146,12 +152,12 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	representation, err := encodeJSON(found)
+	body, etag, err := userRepresentation(found)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "private, no-cache") // a cache must ask again: the answer depends on the token
-	return sendRepresentation(w, r, "application/json", representation, entityTag(representation))
+	return sendRepresentation(w, r, "application/json", body, etag)
 }
 
 // replaceUser answers PUT: the whole user is replaced, so both fields are required (RFC 9110
@@ -161,7 +167,7 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := requireWrite(r); err != nil {
+	if err := requireRole(r, roleWrite); err != nil {
 		return err
 	}
 	body, err := readUserBody(w, r)
@@ -180,13 +186,14 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	return sendStored(w, http.StatusOK, replaced)
 }
 
-// patchUser answers PATCH: a JSON Merge Patch (RFC 7396) changes only the fields it names.
+// patchUser answers PATCH: a JSON Merge Patch (RFC 7396) changes only the fields it names. It
+// differs from replaceUser in one line, and is kept apart so that each handler reads top to bottom.
 func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
 		return err
 	}
-	if err := requireWrite(r); err != nil {
+	if err := requireRole(r, roleWrite); err != nil {
 		return err
 	}
 	body, err := readUserBody(w, r)
@@ -212,7 +219,7 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := requireWrite(r); err != nil {
+	if err := requireRole(r, roleWrite); err != nil {
 		return err
 	}
 	if err := rejectQuery(r); err != nil {
@@ -285,12 +292,12 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 // sendStored answers a write with the user as stored and its ETag, so that a client can send
 // If-Match next without reading first (docs/api.md, "Conditional requests").
 func sendStored(w http.ResponseWriter, status int, stored user) error {
-	representation, err := encodeJSON(stored)
+	body, etag, err := userRepresentation(stored)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", entityTag(representation))
-	writeJSON(w, status, representation)
+	w.Header().Set("ETag", etag)
+	writeJSON(w, status, body)
 	return nil
 }
 
@@ -329,4 +336,5 @@ func rejectQuery(r *http.Request) error {
 		": only the list (GET /api/users) takes page, per_page, q, email and sort")
 }
 
+// userPath is the URI of a user, as Location and Content-Location name it.
 func userPath(id int64) string { return "/api/users/" + strconv.FormatInt(id, 10) }

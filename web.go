@@ -81,17 +81,19 @@ type openAPIDocument struct {
 	Components json.RawMessage `json:"components"`
 }
 
-// openAPIServer is a server of the document: a URL whose variables are set by tools.
+// openAPIServer is a server of the document: a URL whose variables tools set. It is encoded again,
+// its variables in the order of their names.
 type openAPIServer struct {
 	URL         string                           `json:"url"`
-	Description string                           `json:"description"`
-	Variables   map[string]openAPIServerVariable `json:"variables"`
+	Description string                           `json:"description,omitempty"`
+	Variables   map[string]openAPIServerVariable `json:"variables,omitempty"`
 }
 
+// openAPIServerVariable is a variable of a server URL, such as {scheme}.
 type openAPIServerVariable struct {
 	Default     string   `json:"default"`
 	Enum        []string `json:"enum,omitempty"`
-	Description string   `json:"description"`
+	Description string   `json:"description,omitempty"`
 }
 
 // explorerCSP lets the page run only its own files: markup injected through a name or e-mail
