@@ -49,6 +49,9 @@ func testEnv(name string) string {
 	return ""
 }
 
+// noTokens is an environment without USERS_TOKENS: the program makes two tokens and prints them.
+func noTokens(string) string { return "" }
+
 // testConfig is the configuration of the flags given, read by parseConfig with the test tokens, so
 // that a test starts from what the program itself would use. The flags come after
 // -addr 127.0.0.1:0 (a free port) and -log-format json (records a test can read), and may change them.

@@ -44,9 +44,6 @@ func mainExchange(t *testing.T, r *http.Request) (*http.Response, string) {
 	return resp, string(body)
 }
 
-// noTokens is an environment without USERS_TOKENS: the program makes two tokens and prints them.
-func noTokens(string) string { return "" }
-
 // The program serves on the address it bound until its context ends (SIGINT or SIGTERM), logs
 // its storage, each request and its stop, and then returns nil (exit status 0).
 func TestProgramServesUntilItsContextEnds(t *testing.T) {
