@@ -265,6 +265,22 @@ func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, par
 	return c
 }
 
+// exchange sends r with client, as a test of a running program does, and returns the answer and its
+// whole body.
+func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := client.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
+	}
+	return resp, string(body)
+}
+
 // logBuffer is a log that many goroutines may write to, and a test read.
 type logBuffer struct {
 	mu  sync.Mutex

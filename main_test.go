@@ -31,17 +31,7 @@ import (
 // returns the answer and its whole body.
 func mainExchange(t *testing.T, r *http.Request) (*http.Response, string) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
-	resp, err := client.Do(r)
-	if err != nil {
-		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
-	}
-	return resp, string(body)
+	return exchange(t, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}, r)
 }
 
 // The program serves on the address it bound until its context ends (SIGINT or SIGTERM), logs

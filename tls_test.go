@@ -71,21 +71,6 @@ func httpsClient(t testing.TB, roots *x509.CertPool, protocol string) *http.Clie
 	return &http.Client{Transport: transport, Timeout: 20 * time.Second}
 }
 
-// tlsExchange sends r with client and returns the answer and its whole body.
-func tlsExchange(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
-	t.Helper()
-	resp, err := client.Do(r)
-	if err != nil {
-		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
-	}
-	return resp, string(body)
-}
-
 // notAnswered is the status of a request that got none: its stream was reset, or the client
 // refused to send it.
 const notAnswered = 0
@@ -107,14 +92,14 @@ func TestHTTPSAnswersOverHTTP2AndHTTP1ToAClientThatTrustsOnlyItsCertificate(t *t
 			r, _ := http.NewRequest("POST", program.url+"/api/users", strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
 			r.Header.Set("Authorization", "Bearer "+writeToken)
 			r.Header.Set("Content-Type", "application/json")
-			created, createdBody := tlsExchange(t, client, r)
+			created, createdBody := exchange(t, client, r)
 			if created.StatusCode != http.StatusCreated {
 				t.Fatalf("POST /api/users: %d %s", created.StatusCode, createdBody)
 			}
 
 			r, _ = http.NewRequest("GET", program.url+created.Header.Get("Location"), nil)
 			r.Header.Set("Authorization", "Bearer "+readToken)
-			resp, body := tlsExchange(t, client, r)
+			resp, body := exchange(t, client, r)
 			if resp.StatusCode != http.StatusOK || body != createdBody {
 				t.Errorf("GET %s: %d %s, want 200 %s", created.Header.Get("Location"), resp.StatusCode, body, createdBody)
 			}
@@ -128,7 +113,7 @@ func TestHTTPSAnswersOverHTTP2AndHTTP1ToAClientThatTrustsOnlyItsCertificate(t *t
 			r, _ = http.NewRequest("POST", program.url+"/api/users", strings.NewReader(strings.Repeat(" ", maxBodyBytes+1)))
 			r.Header.Set("Authorization", "Bearer "+writeToken)
 			r.Header.Set("Content-Type", "application/json")
-			if resp, body := tlsExchange(t, client, r); resp.StatusCode != http.StatusRequestEntityTooLarge {
+			if resp, body := exchange(t, client, r); resp.StatusCode != http.StatusRequestEntityTooLarge {
 				t.Errorf("POST of 1 MiB + 1: %d %s, want 413", resp.StatusCode, body)
 			}
 		})
@@ -170,7 +155,7 @@ func TestPlainHTTPToTheHTTPSPortGetsNetHTTPs400(t *testing.T) {
 	program := startProgram(t, testEnv, cert.flags()...)
 	r, _ := http.NewRequest("GET", "http://"+strings.TrimPrefix(program.url, "https://")+"/api/users", nil)
 	r.Header.Set("Authorization", "Bearer "+readToken)
-	resp, body := tlsExchange(t, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, r)
+	resp, body := exchange(t, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, r)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "HTTPS") {
 		t.Errorf("plain HTTP to the HTTPS port: %d %q, want net/http's 400 naming HTTPS", resp.StatusCode, body)
 	}
@@ -231,7 +216,7 @@ func TestOverHTTPSTheTokenNoticesCurlLineWorksAsPasted(t *testing.T) {
 			r, _ := http.NewRequest("GET", url, nil)
 			name, value, _ := strings.Cut(header, ": ")
 			r.Header.Set(name, value)
-			if resp, body := tlsExchange(t, httpsClient(t, roots, overHTTP2), r); resp.StatusCode != http.StatusOK {
+			if resp, body := exchange(t, httpsClient(t, roots, overHTTP2), r); resp.StatusCode != http.StatusOK {
 				t.Errorf("the curl line gets %d %s, want 200", resp.StatusCode, body)
 			}
 		})
@@ -413,7 +398,7 @@ func TestHTTPSReadsItsFilesOnceAtStart(t *testing.T) {
 		}
 	}
 	r, _ := http.NewRequest("GET", program.url+"/healthz", nil)
-	if resp, body := tlsExchange(t, httpsClient(t, cert.roots, overHTTP2), r); resp.StatusCode != http.StatusOK {
+	if resp, body := exchange(t, httpsClient(t, cert.roots, overHTTP2), r); resp.StatusCode != http.StatusOK {
 		t.Errorf("a new connection after the files went: %d %s, want 200", resp.StatusCode, body)
 	}
 }
@@ -509,7 +494,7 @@ func TestOpenAPIDocumentOfAnHTTPSServerReachesItOverHTTPS(t *testing.T) {
 				program = startProgram(t, testEnv)
 			}
 			r, _ := http.NewRequest("GET", program.url+"/openapi.json", nil)
-			resp, body := tlsExchange(t, client, r)
+			resp, body := exchange(t, client, r)
 			var served map[string]any
 			if err := json.Unmarshal([]byte(body), &served); resp.StatusCode != http.StatusOK || err != nil {
 				t.Fatalf("GET /openapi.json: %d, %v", resp.StatusCode, err)
@@ -609,7 +594,7 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 			program := startWith(t, cfg)
 			client := httpsClient(t, cert.roots, overHTTP2)
 			r, _ := http.NewRequest("GET", program.url+"/healthz", nil)
-			if resp, body := tlsExchange(t, client, r); resp.StatusCode != http.StatusOK || resp.Proto != overHTTP2 {
+			if resp, body := exchange(t, client, r); resp.StatusCode != http.StatusOK || resp.Proto != overHTTP2 {
 				t.Fatalf("GET /healthz: %s %d %s", resp.Proto, resp.StatusCode, body)
 			}
 
@@ -630,7 +615,7 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 			reused := false
 			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
 			r, _ = http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", program.url+"/healthz", nil)
-			next, _ := tlsExchange(t, client, r)
+			next, _ := exchange(t, client, r)
 			if next.StatusCode != http.StatusOK || !reused {
 				t.Errorf("the next request got %d on a connection reused: %v; want 200 on the same connection", next.StatusCode, reused)
 			}
