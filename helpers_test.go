@@ -367,8 +367,12 @@ func failDisk(store *userStore) {
 
 // buildProgram builds the program with go build into a temporary folder, for the tests of what
 // only a process shows: its exit status (go run reports a program's status as its own 1), a kill.
+// The quick loop, go test -short, builds no program: the test is skipped there.
 func buildProgram(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds the program")
+	}
 	binary := filepath.Join(t.TempDir(), "users")
 	if runtime.GOOS == "windows" {
 		binary += ".exe"
