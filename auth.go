@@ -19,8 +19,9 @@ const (
 	roleWrite
 )
 
-// tokens are the tokens the server takes, each kept only as its SHA-256 hash: compared in constant
-// time, the hashes reveal nothing, and no token is held in memory as itself.
+// tokens are the tokens the server takes, each kept as its SHA-256 hash: the hashes of two tokens
+// compare in constant time whatever their lengths, and the server keeps no token once it has read
+// USERS_TOKENS.
 type tokens []token
 
 // A token is one entry of USERS_TOKENS: its hash, and what it may do.
@@ -69,10 +70,15 @@ func parseTokens(value string) (tokens, error) {
 // isBearerToken reports whether s is an RFC 6750 b64token: 1*( ALPHA / DIGIT / "-._~+/" ) *"="
 func isBearerToken(s string) bool {
 	body := strings.TrimRight(s, "=")
-	return body != "" && strings.Trim(body, alphanumerics+"-._~+/") == ""
+	return body != "" && !strings.ContainsFunc(body, func(c rune) bool {
+		return !isASCIIAlphanumeric(c) && !strings.ContainsRune("-._~+/", c)
+	})
 }
 
-const alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+// isASCIIAlphanumeric reports whether c is one of A-Z, a-z and 0-9.
+func isASCIIAlphanumeric(c rune) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+}
 
 // randomHex returns n random bytes from crypto/rand as 2n hex digits: tokens and request ids.
 func randomHex(n int) string {
@@ -123,7 +129,7 @@ func (t tokens) authenticate(r *http.Request) (role, error) {
 // roleKey is the context key of the token's role: a type of our own, so no other key collides.
 type roleKey struct{}
 
-// withRole returns the request carrying the role of its token, for requireWrite.
+// withRole returns the request carrying the role of its token, for requireRole.
 func withRole(r *http.Request, granted role) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
 }

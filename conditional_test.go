@@ -14,9 +14,9 @@ import (
 // proved on entityTag, parseTagList, readPreconditions, checkRead, checkWrite and
 // sendRepresentation. How the store judges a write's preconditions is in store_test.go.
 
-// An ETag is always 16 hex digits between quotes, as the README says: a hash that begins with zero
+// An ETag is always 32 hex digits between quotes, as the README says: a hash that begins with zero
 // bits is padded, not shortened.
-func TestETagIsSixteenHexDigits(t *testing.T) {
+func TestETagIs32HexDigits(t *testing.T) {
 	padded := 0
 	for i := range 64 {
 		representation, err := encodeJSON(user{ID: int64(i + 1), Name: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("user%d@example.com", i)})
@@ -24,8 +24,8 @@ func TestETagIsSixteenHexDigits(t *testing.T) {
 			t.Fatal(err)
 		}
 		etag := entityTag(representation)
-		if !regexp.MustCompile(`^"[0-9a-f]{16}"$`).MatchString(etag) {
-			t.Errorf("user %d has the ETag %s, want 16 hex digits between quotes", i+1, etag)
+		if !regexp.MustCompile(`^"[0-9a-f]{32}"$`).MatchString(etag) {
+			t.Errorf("user %d has the ETag %s, want 32 hex digits between quotes", i+1, etag)
 		}
 		if strings.HasPrefix(etag, `"0`) {
 			padded++

@@ -28,7 +28,7 @@ func copiedService(ctx context.Context, logger *slog.Logger) (*http.Server, erro
 		return nil, err
 	}
 	cfg := config{tokens: tokens, timeouts: defaultTimeouts(0)}
-	handler, err := newServer(cfg, logger, newUserStore(), ctx.Done())
+	handler, err := newServer(cfg, logger, newUserStore())
 	if err != nil {
 		return nil, err
 	}

@@ -502,13 +502,18 @@ func hardeningBattery(ann user) []hardeningRequest {
 	add(hardeningRequest{name: "a token in the query instead of the header", method: "POST",
 		target: "/api/users?access_token=" + writeToken, header: asJSON, body: eve, want: 401})
 
-	// Methods (docs/api.md, "Routes"): 405 with Allow, after authentication; a read token learns
-	// nothing more.
+	// Methods (docs/api.md, "Routes"): after authentication, 501 for a method no route takes
+	// (methods are case-sensitive), 405 with Allow for one this path does not take.
 	for _, m := range []struct{ method, target string }{
 		{"TRACE", "/api/users"}, {"TRACE", annPath}, {"get", "/api/users"}, {"get", annPath},
 		{"post", "/api/users"}, {"Delete", annPath}, {"CONNECT", "/api/users"}, {"PROPFIND", annPath},
-		{"MKCOL", "/api/users"}, {"M-SEARCH", annPath}, {"FOO", "/api/users"}, {"DELETE", "/api/users"},
-		{"PUT", "/api/users"}, {"PATCH", "/api/users"}, {"POST", annPath}, {"POST", "/api/users/abc"},
+		{"MKCOL", "/api/users"}, {"M-SEARCH", annPath}, {"FOO", "/api/users"},
+	} {
+		add(hardeningRequest{name: m.method + " " + m.target, method: m.method, target: m.target,
+			header: writerJSON, body: eve, want: http.StatusNotImplemented})
+	}
+	for _, m := range []struct{ method, target string }{
+		{"DELETE", "/api/users"}, {"PUT", "/api/users"}, {"PATCH", "/api/users"}, {"POST", annPath}, {"POST", "/api/users/abc"},
 	} {
 		add(hardeningRequest{name: m.method + " " + m.target, method: m.method, target: m.target,
 			header: writerJSON, body: eve, want: http.StatusMethodNotAllowed})
@@ -694,8 +699,8 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 		{"PRI * over HTTP 1.1", "PRI * HTTP/1.1\r\nHost: x\r\n\r\n", hardeningAnyClientError, true},
 		{"CONNECT with the authority-form target", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n" + auth + "\r\n", hardeningAnyClientError, true},
 		{"an absolute URI with no path", "GET http://x HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", hardeningRedirect, false},
-		{"a lower-case method", "get /api/users HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 405, true},
-		{"TRACE", "TRACE /api/users HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 405, true},
+		{"a lower-case method", "get /api/users HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 501, true},
+		{"TRACE", "TRACE /api/users HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 501, true},
 		{"an absolute URI naming another host", "DELETE http://evil.example{ann}?x HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 400, true},
 		{"Content-Length and Transfer-Encoding", post + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, false},
 		{"two different Content-Lengths", post + "Content-Length: 5\r\nContent-Length: 6\r\n\r\n{}", 400, false},
@@ -926,23 +931,20 @@ func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 // the server is stuck writing to it, every other request, writes included, is served at once.
 // (The list is written without holding the store's lock: README, "What it withstands".)
 func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
-	// A journal of 10,000 users, whose list is about 600 KB, made by the store as it would make it.
-	users := newUserStore()
-	for i := 0; i < 10000; i++ {
-		name, email := fmt.Sprintf("User %d", i), fmt.Sprintf("user%d@example.com", i)
-		if _, err := users.create(userFields{name: &name, email: &email}, preconditions{}); err != nil {
-			t.Fatal(err)
-		}
+	// A data file of 10,000 users, whose list is about 600 KB.
+	document := fileDocument{NextID: 10001}
+	for i := 1; i <= 10000; i++ {
+		document.Users = append(document.Users, user{ID: int64(i), Name: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("user%d@example.com", i)})
 	}
-	lines, err := compacted(users.snapshot())
+	data, err := json.Marshal(document)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "users.jsonl")
-	if err := os.WriteFile(file, lines, 0o600); err != nil {
+	file := filepath.Join(t.TempDir(), "users.json")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	first, _ := users.snapshot()
+	first := document.Users
 
 	const writeTimeout = 6 * time.Second // what a request held up behind the stuck writer would wait
 	p := hardeningStartWith(t, func(cfg *config) { cfg.timeouts.write = writeTimeout }, "-data", file, "-log-format", "json")
@@ -1649,14 +1651,6 @@ func TestPanicInAHandlerIsAJSON500AndTheServerGoesOn(t *testing.T) {
 	}
 }
 
-// hardeningFailingFile is a journal's file whose writes fail, or panic, as write says.
-type hardeningFailingFile struct {
-	journalFile
-	write func([]byte) (int, error)
-}
-
-func (f hardeningFailingFile) Write(p []byte) (int, error) { return f.write(p) }
-
 // A panic deep in the real handler stack, on the journal's write, and a failure the API did not
 // foresee are both the JSON 500, with no trace of the half-made answer; the detail goes only to
 // the log. Reads go on; writes are refused until a restart, as /healthz says (README, "Durability
@@ -1664,18 +1658,19 @@ func (f hardeningFailingFile) Write(p []byte) (int, error) { return f.write(p) }
 func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		write  func([]byte) (int, error)
+		panics bool
 		logged string
 	}{
-		{"a panic", func([]byte) (int, error) { panic("the disk is on fire") }, "the disk is on fire"},
-		{"an unforeseen error", func([]byte) (int, error) { return 0, errors.New("the disk is full") }, "the disk is full"},
+		{"a panic", true, "the disk panicked at write"},
+		{"an unforeseen error", false, errDiskFailed.Error()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			store, _ := openJournal(t, newJournalPath(t), 1<<20)
+			disk := &failingDisk{step: stepWrite, panics: c.panics}
+			store := openFileStore(t, newDataPath(t), disk)
 			ts := serverOn(t, store, testConfig(t))
 			send := hardeningThroughHandler(ts)
 			ann, _, _ := send.seed(t)
-			store.journal.file = hardeningFailingFile{journalFile: store.journal.file, write: c.write}
+			disk.failing.Store(true)
 
 			r := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"Eve","email":"eve@example.com"}`))
 			r.Header.Set("Authorization", "Bearer "+writeToken)
@@ -1692,7 +1687,7 @@ func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 			}
 			w = ts.serve(httptest.NewRequest("GET", "/healthz", nil))
 			wantStatus(t, w, http.StatusServiceUnavailable)
-			wantBody(t, w, `{"status":"journal broken"}`)
+			wantBody(t, w, `{"status":"data file not writable"}`)
 		})
 	}
 }
@@ -1726,7 +1721,8 @@ func hardeningTokenRequests(ann user) []hardeningRequest {
 		{name: "the token as a page", method: "GET", target: "/api/users?page=" + writeToken, header: writer, want: 400},
 		{name: "the token in If-Match", method: "DELETE", target: annPath, header: hardeningHeaders(writer, http.Header{"If-Match": {`"` + writeToken + `"`}}), want: 412},
 		{name: "the token on a 404", method: "GET", target: "/api/nothing", header: writer, want: 404},
-		{name: "the token on a 405", method: "TRACE", target: "/api/users", header: writer, want: 405},
+		{name: "the token on a 405", method: "DELETE", target: "/api/users", header: writer, want: 405},
+		{name: "the token on a 501", method: "TRACE", target: "/api/users", header: writer, want: 501},
 		{name: "the token on OPTIONS", method: "OPTIONS", target: annPath, header: writer, want: 204},
 		{name: "the token on /healthz", method: "GET", target: "/healthz", header: writer, want: 200},
 	}
@@ -1898,7 +1894,7 @@ func TestRequestValuesCannotForgeLogLines(t *testing.T) {
 				c.header = hardeningHeaders(c.header, hardeningWriter)
 				before := ts.log.String()
 				w := hardeningServe(ts, c)
-				if w.Code >= 500 {
+				if w.Code >= 500 && w.Code != http.StatusNotImplemented {
 					t.Errorf("%s: status %d", c.name, w.Code)
 				}
 				line := strings.TrimPrefix(ts.log.String(), before)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ func newTestServer(t testing.TB, flags ...string) *testServer {
 func serverOn(t testing.TB, store *userStore, cfg *config) *testServer {
 	t.Helper()
 	log := &logBuffer{}
-	handler, err := newServer(*cfg, newLogger(cfg.logFormat, log), store, nil)
+	handler, err := newServer(*cfg, newLogger(cfg.logFormat, log), store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,22 +128,21 @@ func (ts *testServer) users(t testing.TB) []user {
 	return list.Data
 }
 
-// openJournal opens the store kept in the journal at path, replaying it, as -data FILE with
-// -compact-slack slack would, and returns it with what the journal logs (JSON records). The store
-// is closed at the end of the test, if the test has not closed it to open the file again.
-func openJournal(t testing.TB, path string, slack int64) (*userStore, *logBuffer) {
+// openFileStore opens the store kept in the data file at path, as -data FILE does, on the disk
+// given: osDisk{}, or one that fails (datafile_test.go). The store is closed at the end of the
+// test, if the test has not closed it to open the file again.
+func openFileStore(t testing.TB, path string, d disk) *userStore {
 	t.Helper()
-	log := &logBuffer{}
-	store, err := openUserStore(newJournal(path, newLogger("json", log), slack))
+	store, err := openUserStore(path, d)
 	if err != nil {
-		t.Fatalf("opening the journal %s: %v", path, err)
+		t.Fatalf("opening %s: %v", path, err)
 	}
 	t.Cleanup(store.close) // closing a store twice is harmless: the second finds it closed
-	return store, log
+	return store
 }
 
-// newJournalPath names a journal file in a new temporary folder.
-func newJournalPath(t testing.TB) string { return filepath.Join(t.TempDir(), "users.jsonl") }
+// newDataPath names a data file in a new temporary folder.
+func newDataPath(t testing.TB) string { return filepath.Join(t.TempDir(), "users.json") }
 
 // program is the whole program, running in the test's process.
 type program struct {
@@ -152,8 +152,8 @@ type program struct {
 }
 
 // startProgram runs the program with these flags (after -addr 127.0.0.1:0) and environment, as
-// main would after -h and -version: parseConfig, then start. It learns the address from start
-// itself. stop ends the program's context, as SIGINT or SIGTERM would, and returns what start
+// main would after -h and -version: parseConfig, then start. It learns the address from the
+// start-up log, as a person does. stop ends the program's context, as SIGINT or SIGTERM would, and returns what start
 // returned; the test's cleanup calls it too. Its log is in the format the flags give (text unless
 // they say -log-format json), as the program writes it.
 func startProgram(t testing.TB, getenv func(string) string, flags ...string) *program {
@@ -170,8 +170,8 @@ func startWith(t testing.TB, cfg *config) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &program{stderr: &logBuffer{}}
-	listening, result := make(chan net.Addr, 1), make(chan error, 1)
-	go func() { result <- start(ctx, cfg, p.stderr, func(addr net.Addr) { listening <- addr }) }()
+	result := make(chan error, 1)
+	go func() { result <- start(ctx, cfg, p.stderr) }()
 	var once sync.Once
 	var startErr error
 	p.stop = func() error {
@@ -179,15 +179,31 @@ func startWith(t testing.TB, cfg *config) *program {
 		return startErr
 	}
 	t.Cleanup(func() { p.stop() })
-	select {
-	case addr := <-listening:
-		p.url = cfg.scheme() + "://" + addr.String()
-	case err := <-result:
-		t.Fatalf("start returned before listening: %v\n%s", err, p.stderr)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("start did not listen within 10s:\n%s", p.stderr)
+	deadline, poll := time.After(10*time.Second), time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for p.url == "" {
+		select {
+		case <-poll.C:
+			if addr := listeningAddr(p.stderr.String()); addr != "" {
+				p.url = cfg.scheme() + "://" + addr
+			}
+		case err := <-result:
+			t.Fatalf("start returned before listening: %v\n%s", err, p.stderr)
+		case <-deadline:
+			t.Fatalf("start did not listen within 10s:\n%s", p.stderr)
+		}
 	}
 	return p
+}
+
+// listeningAddr returns the address the start-up record "listening" names, in a text or JSON log,
+// or "" before the program has logged it.
+func listeningAddr(log string) string {
+	match := regexp.MustCompile(`msg"?[=:]"?listening"?[ ,]"?addr"?[=:]"?([^" ]+)`).FindStringSubmatch(log)
+	if match == nil {
+		return ""
+	}
+	return match[1]
 }
 
 // testCertificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
@@ -354,15 +370,6 @@ func wantError(t testing.TB, w *httptest.ResponseRecorder, status int, message s
 	if body.Error != message {
 		t.Errorf("error %q, want %q", body.Error, message)
 	}
-}
-
-// failDisk makes the disk under a store kept in a journal fail, as a disk that has died would: the
-// journal's file is closed (under writeMu, as the store's locking rule asks), so the next write to
-// it fails.
-func failDisk(store *userStore) {
-	store.writeMu.Lock()
-	defer store.writeMu.Unlock()
-	store.journal.file.Close()
 }
 
 // buildProgram builds the program with go build into a temporary folder, for the tests of what

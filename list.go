@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // listQuery is the query of GET /api/users (docs/api.md, "Listing").
@@ -79,17 +80,80 @@ func (q listQuery) totalPages(total int) int64 {
 	return (int64(total) + q.perPage - 1) / q.perPage
 }
 
-// window returns the page's users as indexes [from, to); page*perPage is computed only for a page
-// that exists, so no page, however far past the end, overflows.
+// window returns the users of the answer as indexes [from, to) of total: all of them unless a
+// page was asked for.
 func (q listQuery) window(total int) (from, to int) {
 	if !q.paged {
 		return 0, total
 	}
-	if q.page > q.totalPages(total) {
-		return total, total
+	return pageBounds(total, q.page, q.perPage)
+}
+
+// list returns the answer to a query of the list, encoded outside every lock. What clients ask for
+// most, the whole list, is encoded once per change of the store; a page in id order copies only its
+// users, the same cost at any size; a filter or another order looks at every user.
+func (a *api) list(q listQuery) (*encodedList, error) {
+	filtered := q.search != "" || q.email != ""
+	switch {
+	case !filtered && !q.paged && q.sort == "id":
+		return a.wholeList.get(a.store)
+	case !filtered && q.paged && (q.sort == "id" || q.sort == "-id"):
+		order := ascending
+		if q.sort == "-id" {
+			order = descending
+		}
+		page, total := a.store.pageInIDOrder(q.page, q.perPage, order)
+		return encodeList(page, total, q)
 	}
-	from = int(q.page-1) * int(q.perPage)
-	return from, min(from+int(q.perPage), total)
+	matches := a.store.filter(q.email, q.search)
+	sortUsers(matches, q.sort)
+	from, to := q.window(len(matches))
+	return encodeList(matches[from:to], len(matches), q)
+}
+
+// listCache keeps the whole list, encoded, until the store changes.
+type listCache struct {
+	mu      sync.Mutex
+	list    *encodedList // nil until a reader has encoded it
+	version uint64       // the store's version that list shows
+}
+
+// get returns the whole list of s: the one cached, while s has not changed since, or a new one,
+// encoded outside every lock and kept unless a newer one has been kept meanwhile.
+func (c *listCache) get(s *userStore) (*encodedList, error) {
+	c.mu.Lock()
+	cached, cachedVersion := c.list, c.version
+	c.mu.Unlock()
+	if cached != nil && cachedVersion == s.version() {
+		return cached, nil
+	}
+	users, version := s.all()
+	fresh, err := encodeList(users, len(users), listQuery{})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.list == nil || version >= c.version {
+		c.list, c.version = fresh, version
+	}
+	return fresh, nil
+}
+
+// collectionPrecondition returns the check of a POST's preconditions against the collection, whose
+// ETag is the whole list's (docs/api.md, "Conditional requests"), for the store to run under its
+// write lock.
+func (a *api) collectionPrecondition(p preconditions) func() error {
+	return func() error {
+		if !p.present() {
+			return nil // only a conditional POST pays for the list's ETag
+		}
+		collection, err := a.wholeList.get(a.store)
+		if err != nil {
+			return err
+		}
+		return p.checkWrite(collection.etag)
+	}
 }
 
 // links is a page's Link header (RFC 8288): relative URIs that keep the other parameters.

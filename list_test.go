@@ -41,7 +41,7 @@ func listStoreWith(t *testing.T, users ...user) (*userStore, []user) {
 	s := newUserStore()
 	var created []user
 	for _, u := range users {
-		c, err := s.create(userFields{name: &u.Name, email: &u.Email}, preconditions{})
+		c, err := s.create(userFields{name: &u.Name, email: &u.Email}, noPrecondition)
 		if err != nil {
 			t.Fatalf("creating %+v: %v", u, err)
 		}
@@ -53,7 +53,7 @@ func listStoreWith(t *testing.T, users ...user) (*userStore, []user) {
 // listOf is the answer of the store to a list query, decoded.
 func listOf(t *testing.T, s *userStore, rawQuery string) listDecoded {
 	t.Helper()
-	list, err := s.list(listParsed(t, rawQuery))
+	list, err := (&api{store: s}).list(listParsed(t, rawQuery))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,11 +265,11 @@ func TestEmptyListIsAnEmptyArrayNotNull(t *testing.T) {
 		}
 	}
 	for _, u := range created {
-		if err := s.delete(u.ID, preconditions{}); err != nil {
+		if err := s.delete(u.ID, allowAny); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if list, err := s.list(listParsed(t, "")); err != nil || string(list.body) != `{"data":[],"total":0}` {
+	if list, err := (&api{store: s}).list(listParsed(t, "")); err != nil || string(list.body) != `{"data":[],"total":0}` {
 		t.Errorf("the list of a store whose users were deleted is %s, %v", list.body, err)
 	}
 }
@@ -388,7 +388,7 @@ func TestListETagFollowsTheList(t *testing.T) {
 	ann := users[0]
 	etagOf := func(query string) string {
 		t.Helper()
-		list, err := s.list(listParsed(t, query))
+		list, err := (&api{store: s}).list(listParsed(t, query))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,18 +413,18 @@ func TestListETagFollowsTheList(t *testing.T) {
 		write func() error
 	}{
 		{"create Carol", func() (err error) {
-			carol, err = s.create(userFields{name: text("Carol"), email: text("carol@example.com")}, preconditions{})
+			carol, err = s.create(userFields{name: text("Carol"), email: text("carol@example.com")}, noPrecondition)
 			return err
 		}},
 		{"rename Carol", func() error {
-			_, err := s.update(carol.ID, userFields{name: text("Caroline")}, preconditions{})
+			_, err := s.update(carol.ID, userFields{name: text("Caroline")}, allowAny)
 			return err
 		}},
 		{"replace Ann", func() error {
-			_, err := s.update(ann.ID, userFields{name: text("Ann"), email: text("ANN@example.com")}, preconditions{})
+			_, err := s.update(ann.ID, userFields{name: text("Ann"), email: text("ANN@example.com")}, allowAny)
 			return err
 		}},
-		{"delete Carol", func() error { return s.delete(carol.ID, preconditions{}) }},
+		{"delete Carol", func() error { return s.delete(carol.ID, allowAny) }},
 	} {
 		if err := c.write(); err != nil {
 			t.Fatal(err)
@@ -435,7 +435,7 @@ func TestListETagFollowsTheList(t *testing.T) {
 		}
 		previous = now
 	}
-	if _, err := s.update(ann.ID, userFields{email: text("ann@example.com")}, preconditions{}); err != nil {
+	if _, err := s.update(ann.ID, userFields{email: text("ann@example.com")}, allowAny); err != nil {
 		t.Fatal(err)
 	}
 	if etagOf("") != all {

@@ -21,7 +21,7 @@ import (
 	"time"
 )
 
-const version = "1.1.0"
+const version = "2.0.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,16 +49,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "users", version)
 		return nil
 	}
-	return start(ctx, cfg, stderr, func(net.Addr) {})
+	return start(ctx, cfg, stderr)
 }
 
 // start runs the service as cfg says until ctx is done. It opens the store and listens, and only
-// then prints the generated tokens, if any, and the start-up log: a start that fails prints no
-// token. Then it tells listening the address it bound (tests learn a free port there). Once ctx
-// is done it stops accepting and lets the requests in flight finish.
-func start(ctx context.Context, cfg *config, stderr io.Writer, listening func(net.Addr)) error {
+// then prints the generated tokens, if any, and the start-up log, which names the address it bound:
+// a start that fails prints no token. Once ctx is done it stops accepting and lets the requests in
+// flight finish.
+func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	logger := newLogger(cfg.logFormat, stderr)
-	store, storage, err := openStore(cfg, logger)
+	store, storage, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
@@ -68,12 +68,17 @@ func start(ctx context.Context, cfg *config, stderr io.Writer, listening func(ne
 			return err
 		}
 	}
-	handler, err := newServer(*cfg, logger, store, ctx.Done())
+	handler, err := newServer(*cfg, logger, store)
 	if err != nil {
 		return err
 	}
 	server := newHTTPServer(handler, cfg.timeouts, logger)
 	server.TLSConfig = cfg.tls
+	// Requests learn through their context that the server is stopping, so that a -delay ends
+	// early (guardAPI) rather than hold up the stop.
+	requests, stopRequests := context.WithCancelCause(context.Background())
+	defer stopRequests(nil)
+	server.BaseContext = func(net.Listener) context.Context { return requests }
 	listener, err := net.Listen("tcp", cfg.addr) // listening ourselves gives tests a free port with :0
 	if err != nil {
 		return err
@@ -83,13 +88,12 @@ func start(ctx context.Context, cfg *config, stderr io.Writer, listening func(ne
 
 	baseURL := serverURL(cfg.scheme(), listener.Addr())
 	if cfg.generated != nil {
-		printTokenNotice(stderr, logger, cfg.logFormat, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
+		printTokenNotice(stderr, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
 	}
 	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", store.count(), "storage", storage, "version", version)
 	if cfg.tls == nil && !isLoopback(listener.Addr()) {
 		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
 	}
-	listening(listener.Addr())
 
 	select {
 	case err := <-served:
@@ -97,6 +101,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer, listening func(ne
 	case <-ctx.Done():
 	}
 	logger.Info("stopping: finishing the requests in flight")
+	stopRequests(errServerStopping)
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeouts.shutdown) // but not forever
 	defer cancel()
 	if err := server.Shutdown(stopCtx); err != nil {
@@ -133,35 +138,37 @@ func defaultTimeouts(delay time.Duration) timeouts {
 		idle: 2 * time.Minute, shutdown: 10 * time.Second}
 }
 
-// openStore opens the store -data names, replayed from its journal, or an empty one in memory,
-// and says which for the start-up log.
-func openStore(cfg *config, logger *slog.Logger) (store *userStore, storage string, err error) {
+// openStore opens the store kept in the file -data names, or an empty one in memory, and says
+// which for the start-up log.
+func openStore(cfg *config) (store *userStore, storage string, err error) {
 	if cfg.dataFile == "" {
 		return newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)", nil
 	}
-	store, err = openUserStore(newJournal(cfg.dataFile, logger, cfg.compactSlack))
-	return store, fmt.Sprintf("journal %s, compacted once it passes 4 × the live data + %d bytes", cfg.dataFile, cfg.compactSlack), err
+	store, err = openUserStore(cfg.dataFile, osDisk{})
+	return store, "file " + cfg.dataFile, err
 }
+
+// errServerStopping is why the requests in flight see their context end when the server stops.
+var errServerStopping = errors.New("the server is stopping")
 
 // usageError is a mistake in the flags or the environment: exit status 2.
 type usageError struct{ error }
 
 // config is everything the flags and the environment decide.
 type config struct {
-	addr         string
-	dataFile     string // -data: "" keeps the users in memory only
-	compactSlack int64  // the journal is compacted once it passes 4 × the live data plus this
-	logFormat    string
-	cors         corsPolicy
-	delay        time.Duration
-	timeouts     timeouts
-	sampleData   bool
-	showVersion  bool
-	tlsCert      string
-	tlsKey       string
-	tls          *tls.Config      // from -tls-cert and -tls-key; nil for plain HTTP
-	tokens       tokens           // from USERS_TOKENS, or generated
-	generated    *generatedTokens // the tokens made for this run, to be shown once; nil when USERS_TOKENS sets them
+	addr        string
+	dataFile    string // -data: "" keeps the users in memory only
+	logFormat   string
+	cors        corsPolicy
+	delay       time.Duration
+	timeouts    timeouts
+	sampleData  bool
+	showVersion bool
+	tlsCert     string
+	tlsKey      string
+	tls         *tls.Config      // from -tls-cert and -tls-key; nil for plain HTTP
+	tokens      tokens           // from USERS_TOKENS, or generated
+	generated   *generatedTokens // the tokens made for this run, to be shown once; nil when USERS_TOKENS sets them
 }
 
 // scheme is the scheme the server speaks.
@@ -181,8 +188,7 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	flags.SetOutput(io.Discard) // we print the usage and the errors ourselves, each to its place
 	flags.Usage = func() {}     // else the flag package prints the usage after every mistake too
 	flags.StringVar(&cfg.addr, "addr", "localhost:8080", "`address` to listen on; port 0 picks a free port")
-	flags.StringVar(&cfg.dataFile, "data", "", "keep users in this journal `file` (JSON Lines); without it they live in memory only")
-	flags.Int64Var(&cfg.compactSlack, "compact-slack", 1<<20, "compact the -data journal once it passes 4 × the live data plus this many `bytes`")
+	flags.StringVar(&cfg.dataFile, "data", "", "keep users in this JSON `file`, such as users.json; without it they live in memory only")
 	flags.StringVar(&cfg.logFormat, "log-format", "text", "log as `text` or json")
 	cors := flags.String("cors-origin", "", "comma-separated `origins` whose pages may call the API (for example http://localhost:3000), or *")
 	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
@@ -209,8 +215,6 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		return nil, usageError{fmt.Errorf("-log-format must be text or json, not %q", cfg.logFormat)}
 	case cfg.delay < 0 || cfg.delay > 10*time.Second:
 		return nil, usageError{fmt.Errorf("-delay must be from 0 to 10s, not %s", cfg.delay)}
-	case cfg.compactSlack < 0:
-		return nil, usageError{fmt.Errorf("-compact-slack must be 0 or more bytes, not %d", cfg.compactSlack)}
 	case cfg.tlsCert != "" && cfg.tlsKey == "":
 		return nil, usageError{fmt.Errorf("-tls-cert %s needs -tls-key FILE too: HTTPS takes the certificate and its private key", cfg.tlsCert)}
 	case cfg.tlsKey != "" && cfg.tlsCert == "":
@@ -222,6 +226,11 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	}
 	if cfg.tokens, cfg.generated, err = loadTokens(getenv("USERS_TOKENS")); err != nil {
 		return nil, usageError{err}
+	}
+	if cfg.generated != nil && cfg.logFormat == "json" {
+		// JSON logs go to a collector, which would keep a generated token in a log record.
+		return nil, usageError{errors.New("-log-format json needs USERS_TOKENS: set it, such as USERS_TOKENS=\"TOKEN:write,TOKEN:read\"; " +
+			"the tokens a server makes itself are shown only in a text notice, never in a log record")}
 	}
 	if cfg.tlsCert != "" {
 		if cfg.tls, err = loadTLSConfig(cfg.tlsCert, cfg.tlsKey); err != nil {
@@ -286,13 +295,9 @@ func loadTokens(value string) (tokens, *generatedTokens, error) {
 	return t, generated, err
 }
 
-// printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else. In
-// text it is plain lines, so that the curl line pastes as it is; in json, one record.
-func printTokenNotice(stderr io.Writer, logger *slog.Logger, format string, generated *generatedTokens, curl string) {
-	if format == "json" {
-		logger.Info("no USERS_TOKENS set: generated tokens for this run", "write_token", generated.write, "read_token", generated.read, "curl", curl)
-		return
-	}
+// printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.
+// It is plain lines before any log record, so that the curl line pastes as it is.
+func printTokenNotice(stderr io.Writer, generated *generatedTokens, curl string) {
 	fmt.Fprintf(stderr, "No USERS_TOKENS set, so this run made two tokens. They are shown only here.\n"+
 		"  write token: %s\n  read token:  %s\nTry it:\n  %s\n\n", generated.write, generated.read, curl)
 }
@@ -315,9 +320,12 @@ func addSampleUsers(store *userStore) error {
 		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
 		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
 	} {
-		if _, err := store.create(userFields{name: &u.Name, email: &u.Email}, preconditions{}); err != nil {
+		if _, err := store.create(userFields{name: &u.Name, email: &u.Email}, noPrecondition); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}
 	return nil
 }
+
+// noPrecondition lets a write go ahead: a sample user is created whatever the store holds.
+func noPrecondition() error { return nil }

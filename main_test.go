@@ -207,7 +207,8 @@ func TestBadConfigurationIsAUsageErrorThatNamesTheProblem(t *testing.T) {
 		{"an empty CORS origin in a list", "w-secret:write", []string{"-cors-origin", "https://app.example.com,"}, []string{"-cors-origin"}, "w-secret"},
 		{"* in a list", "w-secret:write", []string{"-cors-origin", "*,https://app.example.com"}, []string{"-cors-origin"}, "w-secret"},
 		{"an unknown flag", "w-secret:write", []string{"-port", "8080"}, []string{"-port", "-h"}, "w-secret"},
-		{"a negative compaction slack", "w-secret:write", []string{"-compact-slack", "-1"}, []string{"-compact-slack"}, "w-secret"},
+		{"-compact-slack, which version 2 no longer has", "w-secret:write", []string{"-compact-slack", "0"}, []string{"-compact-slack"}, "w-secret"},
+		{"JSON logs without USERS_TOKENS", "", []string{"-log-format", "json"}, []string{"-log-format json needs USERS_TOKENS"}, "no-secret"},
 		{"an argument that is not a flag", "w-secret:write", []string{"serve"}, []string{"serve"}, "w-secret"},
 		{"an address without a port", "w-secret:write", []string{"-addr", "localhost"}, []string{"-addr", "localhost"}, "w-secret"},
 		{"a port out of range", "w-secret:write", []string{"-addr", "127.0.0.1:99999"}, []string{"-addr", "99999"}, "w-secret"},
@@ -248,11 +249,10 @@ func TestGoodConfigurationIsTaken(t *testing.T) {
 	for _, flags := range [][]string{
 		{},
 		{"-delay", "10s"},
-		{"-delay", "300ms", "-log-format", "json"},
+		{"-delay", "300ms", "-log-format", "text"},
 		{"-cors-origin", "*"},
 		{"-cors-origin", "http://localhost:3000, https://app.example.com:8443"},
 		{"-sample-data"},
-		{"-compact-slack", "0"},
 		{"-addr", ":0"},
 	} {
 		if _, err := parseConfig(append([]string{"users"}, flags...), noTokens, io.Discard); err != nil {
@@ -305,7 +305,7 @@ func TestHelpIsFlagErrHelp(t *testing.T) {
 	}
 }
 
-// A start that fails (a journal that cannot be opened, an address in use) is an error with exit
+// A start that fails (a data file that cannot be opened, an address in use) is an error with exit
 // status 1, and prints nothing before it: no generated token, no curl line, no listening record;
 // it never listens.
 func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
@@ -315,8 +315,8 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 	}
 	defer taken.Close()
 	dir := t.TempDir()
-	damaged := filepath.Join(dir, "damaged.jsonl")
-	if err := os.WriteFile(damaged, []byte(`{"op":"put","id":1,"name":"Ann","email":"ann@example.com"}`+"\nnot a record\n"), 0o600); err != nil {
+	damaged := filepath.Join(dir, "damaged.json")
+	if err := os.WriteFile(damaged, []byte("{\n  \"users\": [}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -324,17 +324,18 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 		flags    []string
 		mentions string
 	}{
-		{"-data in a folder that does not exist", []string{"-data", filepath.Join(dir, "no-such-folder", "users.jsonl")}, "there is no folder"},
-		{"-data a journal that cannot be replayed", []string{"-data", damaged}, damaged + ":2"},
+		{"-data in a folder that does not exist", []string{"-data", filepath.Join(dir, "no-such-folder", "users.json")}, "there is no folder"},
+		{"-data a file that is not valid JSON", []string{"-data", damaged}, damaged + ": line 2, column 13"},
 		{"an address in use", []string{"-addr", taken.Addr().String()}, taken.Addr().String()},
 	}
-	if runtime.GOOS == "linux" || runtime.GOOS == "darwin" { // where the journal's lock is a flock
-		held, _ := openJournal(t, newJournalPath(t), 1<<20)
+	if runtime.GOOS == "linux" || runtime.GOOS == "darwin" { // where the data file's lock is a flock
+		held := newDataPath(t)
+		openFileStore(t, held, osDisk{})
 		tests = append(tests, struct {
 			name     string
 			flags    []string
 			mentions string
-		}{"-data a journal another server holds", []string{"-data", held.journal.path}, "locked"})
+		}{"-data a file another server holds", []string{"-data", held}, "locked"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,8 +346,7 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // a program that wrongly starts to serve stops at once
 			var stderr logBuffer
-			listened := false
-			err = start(ctx, cfg, &stderr, func(net.Addr) { listened = true })
+			err = start(ctx, cfg, &stderr)
 			var usage usageError
 			if err == nil || errors.As(err, &usage) {
 				t.Fatalf("start returned %v, want an error of exit status 1", err)
@@ -354,25 +354,25 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.mentions) {
 				t.Errorf("the error %q does not say %q", err, tt.mentions)
 			}
-			if listened || stderr.String() != "" {
-				t.Errorf("a failed start listened (%v) or printed:\n%s", listened, stderr.String())
+			if stderr.String() != "" {
+				t.Errorf("a failed start printed:\n%s", stderr.String())
 			}
 		})
 	}
 }
 
-// Nothing listens while the journal is replayed: the port takes no connection (that would hang)
-// and nothing is printed until the store is open. The journal here is a named pipe, so the test
-// holds the replay at its first line for as long as it looks.
-func TestNothingListensWhileTheJournalIsReplayed(t *testing.T) {
+// Nothing listens while the data file is read: the port takes no connection (that would hang)
+// and nothing is printed until the store is open. The data file here is a named pipe, so the test
+// holds the reading at its first byte for as long as it looks.
+func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no named pipes on Windows")
 	}
-	path := filepath.Join(t.TempDir(), "users.jsonl")
+	path := filepath.Join(t.TempDir(), "users.json")
 	if err := exec.Command("mkfifo", path).Run(); err != nil {
 		t.Skip("no named pipes here (mkfifo):", err)
 	}
-	t.Cleanup(func() { // should start never open the journal, this lets the test's own open return
+	t.Cleanup(func() { // should start never open the file, this lets the test's own open return
 		if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 			r.Close()
 		}
@@ -390,10 +390,10 @@ func TestNothingListensWhileTheJournalIsReplayed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr logBuffer
-	listened, result := make(chan net.Addr, 1), make(chan error, 1)
-	go func() { result <- start(ctx, cfg, &stderr, func(a net.Addr) { listened <- a }) }()
+	result := make(chan error, 1)
+	go func() { result <- start(ctx, cfg, &stderr) }()
 
-	// Opening a named pipe to write waits for its reader: the journal, opened to be replayed.
+	// Opening a named pipe to write waits for its reader: the data file, opened to be read.
 	journal := make(chan *os.File, 1)
 	go func() {
 		w, _ := os.OpenFile(path, os.O_WRONLY, 0)
@@ -403,45 +403,41 @@ func TestNothingListensWhileTheJournalIsReplayed(t *testing.T) {
 	select {
 	case w = <-journal:
 	case err := <-result:
-		t.Fatalf("start returned %v before it opened the journal", err)
+		t.Fatalf("start returned %v before it opened the data file", err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("start did not open the journal within 10 s")
+		t.Fatal("start did not open the data file within 10 s")
 	}
 	if w == nil {
-		t.Fatal("the journal could not be opened to write")
+		t.Fatal("the data file could not be opened to write")
 	}
 	defer w.Close()
 
-	// The replay now waits for the journal's first line.
-	select {
-	case a := <-listened:
-		t.Errorf("start listened on %s before the journal was replayed", a)
-	default:
-	}
+	// Reading the file now waits for what the test writes.
 	if conn, err := net.Dial("tcp", addr); err == nil {
 		conn.Close()
-		t.Errorf("%s takes connections while the journal is replayed", addr)
+		t.Errorf("%s takes connections while the data file is read", addr)
 	}
 	if stderr.String() != "" {
 		t.Errorf("start printed before the store was open:\n%s", stderr.String())
 	}
 
-	io.WriteString(w, "not a record\n") // the replay refuses it, and the start ends
+	io.WriteString(w, "not a document\n") // the start refuses it, and ends
+	w.Close()
 	select {
 	case err := <-result:
-		if err == nil || !strings.Contains(err.Error(), "damaged") {
-			t.Errorf("start returned %v, want the damaged journal", err)
+		if err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+			t.Errorf("start returned %v, want the file refused", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("start did not return within 10 s of a damaged line")
 	}
-	if len(listened) != 0 || stderr.String() != "" {
-		t.Errorf("a start that failed its replay listened or printed:\n%s", stderr.String())
+	if stderr.String() != "" {
+		t.Errorf("a start that refused its file printed:\n%s", stderr.String())
 	}
 }
 
 // The built binary's exit status is 2 for a mistake of usage or configuration, 1 for anything else
-// that stops it (an address in use, a journal that cannot be opened), and 0 for -h and -version.
+// that stops it (an address in use, a data file that cannot be opened), and 0 for -h and -version.
 // An error is one line on stderr after "users: ", with nothing before it: no token, no curl line.
 func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 	binary := buildProgram(t)
@@ -472,7 +468,7 @@ func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 		{"an address in use", []string{"-addr", taken.Addr().String()}, "w:write", 1},
 		{"an address in use, no tokens", []string{"-addr", taken.Addr().String()}, "", 1},
 		{"-data in a folder that does not exist, no tokens", []string{"-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "missing", "users.jsonl")}, "", 1},
-		{"-data a journal that cannot be replayed, no tokens", []string{"-addr", "127.0.0.1:0", "-data", damaged}, "", 1},
+		{"-data a data file that is not valid JSON, no tokens", []string{"-addr", "127.0.0.1:0", "-data", damaged}, "", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -664,43 +660,5 @@ func TestGeneratedTokensNoticeHasACurlLineThatWorks(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// With -log-format json the notice is one record whose fields hold the tokens and the curl line,
-// and no other line shows a token.
-func TestGeneratedTokensNoticeInJSONIsOneRecord(t *testing.T) {
-	program := startProgram(t, noTokens, "-log-format", "json")
-	notices := program.stderr.records(t, "no USERS_TOKENS set: generated tokens for this run")
-	if len(notices) != 1 {
-		t.Fatalf("%d notices, want one:\n%s", len(notices), program.stderr)
-	}
-	writeSecret, _ := notices[0]["write_token"].(string)
-	readSecret, _ := notices[0]["read_token"].(string)
-	curl, _ := notices[0]["curl"].(string)
-	if writeSecret == "" || readSecret == "" || !strings.Contains(curl, "Bearer "+readSecret) {
-		t.Fatalf("notice %v lacks the tokens or the curl line", notices[0])
-	}
-	url := regexp.MustCompile(`http://\S+`).FindString(curl)
-	r, _ := http.NewRequest("GET", url, nil)
-	r.Header.Set("Authorization", "Bearer "+readSecret)
-	if resp, body := mainExchange(t, r); resp.StatusCode != http.StatusOK {
-		t.Errorf("GET %s with the read token: %d %s, want 200", url, resp.StatusCode, body)
-	}
-	r, _ = http.NewRequest("POST", program.url+"/api/users", strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
-	r.Header.Set("Authorization", "Bearer "+writeSecret)
-	r.Header.Set("Content-Type", "application/json")
-	if resp, body := mainExchange(t, r); resp.StatusCode != http.StatusCreated {
-		t.Errorf("the write token cannot write: %d %s", resp.StatusCode, body)
-	}
-	program.stop()
-	shown := 0
-	for _, line := range strings.Split(program.stderr.String(), "\n") {
-		if strings.Contains(line, writeSecret) || strings.Contains(line, readSecret) {
-			shown++
-		}
-	}
-	if shown != 1 {
-		t.Errorf("the tokens appear on %d lines, want only the notice's:\n%s", shown, program.stderr)
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,13 +35,17 @@ func (a *api) observe(next http.Handler) http.Handler {
 			if recovered := recover(); recovered != nil {
 				aborted = a.recoverPanic(answer, r, requestID, recovered)
 			}
-			a.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),                          // never the query: RFC 6750 lets clients put tokens there
-				slog.Int("status", cmp.Or(answer.status, http.StatusOK)), // a handler that wrote nothing answered 200
-				slog.Int64("bytes", answer.bytes),
-				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), // a number in both formats
-				slog.String("request_id", requestID))
+			method := slog.String("method", r.Method)
+			path := slog.String("path", r.URL.Path)                                                 // never the query: RFC 6750 lets clients put tokens there
+			duration := slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000) // a number in both formats
+			id := slog.String("request_id", requestID)
+			if answer.status == 0 && r.Context().Err() != nil { // the client went away before an answer
+				a.log.LogAttrs(r.Context(), slog.LevelInfo, "request got no answer", method, path, duration, id)
+			} else {
+				status := cmp.Or(answer.status, http.StatusOK) // a handler that wrote nothing answered 200
+				a.log.LogAttrs(r.Context(), slog.LevelInfo, "request", method, path,
+					slog.Int("status", status), slog.Int64("bytes", answer.bytes), duration, id)
+			}
 			if aborted {
 				panic(http.ErrAbortHandler) // net/http cuts the connection, and logs nothing more
 			}
@@ -70,7 +76,9 @@ func (a *api) requestID(r *http.Request) string {
 
 // isRequestID accepts 1 to 64 characters of A-Z a-z 0-9 . _ -
 func isRequestID(id string) bool {
-	return id != "" && len(id) <= 64 && strings.Trim(id, alphanumerics+"._-") == ""
+	return id != "" && len(id) <= 64 && !strings.ContainsFunc(id, func(c rune) bool {
+		return !isASCIIAlphanumeric(c) && c != '.' && c != '_' && c != '-'
+	})
 }
 
 // observedResponse remembers the status and size of an answer, for the log.
@@ -124,9 +132,12 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 			defer timer.Stop()
 			select {
 			case <-timer.C:
-			case <-a.stopping: // a demo's delay must not hold up a shutdown
 			case <-r.Context().Done():
-				return // the client has gone
+				// A stopping server ends the delay early, and the request is answered; a client
+				// that has gone gets nothing, and the log says so (observe).
+				if !errors.Is(context.Cause(r.Context()), errServerStopping) {
+					return
+				}
 			}
 		}
 		if r.Method != http.MethodOptions {
@@ -174,7 +185,7 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Set("Access-Control-Expose-Headers", "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id")
 			if isPreflight(r) { // the methods come from the route's OPTIONS (users.go)
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id")
 				h.Set("Access-Control-Max-Age", "600")
 			}
 		}

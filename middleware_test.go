@@ -96,7 +96,7 @@ const middlewareExposedHeaders = "Location, Content-Location, ETag, Link, WWW-Au
 // clients act on, an error answer too; a preflight also gets the headers it may send and how long
 // to remember that. Every answer varies on Origin, for a cache, whether or not it names one.
 func TestCORSWithAListEchoesAListedOriginAndVariesOnOrigin(t *testing.T) {
-	const allowHeaders = "Authorization, Content-Type, If-Match, If-None-Match"
+	const allowHeaders = "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id"
 	tests := []struct {
 		name   string
 		method string
@@ -167,7 +167,7 @@ func TestCORSWithStarAllowsAnyOriginWithoutVaryOrigin(t *testing.T) {
 	wantHeaders(t, w.Header(), map[string]string{
 		"Access-Control-Allow-Origin":  "*",
 		"Access-Control-Allow-Methods": "GET, HEAD, PUT, PATCH, DELETE, OPTIONS",
-		"Access-Control-Allow-Headers": "Authorization, Content-Type, If-Match, If-None-Match",
+		"Access-Control-Allow-Headers": "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id",
 	})
 }
 

@@ -386,7 +386,7 @@ func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
 	}
 	fixed := map[string]*apiError{
 		"NoToken": errNoToken, "InvalidToken": errInvalidToken, "ReadOnly": errReadOnly,
-		"NoSuchUser": errUserNotFound, "Changed": errIfMatchFailed, "EmailTaken": errEmailTaken,
+		"NoSuchUser": errorFor(errNotFound), "Changed": errIfMatchFailed, "EmailTaken": errorFor(errEmailTaken),
 		"TooLarge": errBodyTooLarge, "NotJSON": refused("PUT", "text/plain", ""),
 		"NotJSONPatch": refused("PATCH", "text/plain", ""),
 		"Compressed":   refused("POST", "application/json", "gzip"), "Internal": errInternal,

@@ -51,23 +51,37 @@ func fieldsError(problems fieldProblems) *apiError {
 	return &apiError{status: http.StatusBadRequest, message: strings.Join(sentences, "; "), fields: &problems}
 }
 
-// withHeader returns a copy of e that also sends this header field.
-func (e apiError) withHeader(name, value string) *apiError {
-	e.header = e.header.Clone()
-	if e.header == nil {
-		e.header = http.Header{}
+// withHeader returns a copy of e that also sends this header field. The copy has a header of its
+// own, so that a shared error such as errNoToken never changes.
+func (e *apiError) withHeader(name, value string) *apiError {
+	withIt := *e
+	withIt.header = e.header.Clone()
+	if withIt.header == nil {
+		withIt.header = http.Header{}
 	}
-	e.header.Add(name, value)
-	return &e
+	withIt.header.Add(name, value)
+	return &withIt
 }
 
-// The errors of the stored state, and the one that every failure nobody foresaw becomes.
-var (
-	errUserNotFound = newError(http.StatusNotFound, "no user has this id")
-	errEmailTaken   = newError(http.StatusConflict, "another user already has this email")
-	errNoIDLeft     = newError(http.StatusConflict, "no id is left to give: every id up to 9223372036854775807 has been used once")
-	errInternal     = newError(http.StatusInternalServerError, "internal server error")
-)
+// errInternal is the answer to every failure nobody foresaw: the cause goes to the log, and the
+// client learns nothing more.
+var errInternal = newError(http.StatusInternalServerError, "internal server error")
+
+// errorFor returns the answer to err: an *apiError as it is, an error of the store with its status,
+// and nil for any other error, a failure of the server's own. It is the one place where a store
+// error becomes an HTTP status.
+func errorFor(err error) *apiError {
+	var e *apiError
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, errNotFound):
+		return newError(http.StatusNotFound, err.Error())
+	case errors.Is(err, errEmailTaken), errors.Is(err, errNoIDLeft):
+		return newError(http.StatusConflict, err.Error()) // the request conflicts with the stored state
+	}
+	return nil // errNotWritable, errClosed, a failed disk: the server's own failures, 500
+}
 
 // quoteForMessage quotes a client's text for an error message, cut short if it is long.
 func quoteForMessage(s string) string {
@@ -103,13 +117,13 @@ func writeBody(w http.ResponseWriter, status int, contentType string, body []byt
 	w.Write(body)
 }
 
-// writeError answers err. An *apiError is sent as it is; any other error is the server's own, so
-// the log gets its cause and the client a bare 500. An error replaces the representation the
+// writeError answers err with the status and message errorFor gives it; a failure of the server's
+// own is a bare 500, and its cause goes to the log. An error replaces the representation the
 // handler may have begun to describe: its ETag, Location, Content-Location and Link go, and no
 // cache may keep the answer.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	var e *apiError
-	if !errors.As(err, &e) {
+	e := errorFor(err)
+	if e == nil {
 		log.Error("request failed", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path, "error", err)
 		e = errInternal
 	}

@@ -55,10 +55,10 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 		{"DELETE", "", true},
 	} {
 		t.Run(write.method, func(t *testing.T) {
-			store, _ := openJournal(t, newJournalPath(t), 1<<20)
-			ts := serverOn(t, store, testConfig(t))
+			disk := &failingDisk{step: stepSync}
+			ts := serverOn(t, openFileStore(t, newDataPath(t), disk), testConfig(t))
 			ann, _ := ts.create(t, "Ann", "ann@example.com")
-			failDisk(store)
+			disk.failing.Store(true)
 
 			target := "/api/users"
 			if write.onAnn {
@@ -75,7 +75,7 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 
 			failed := ts.log.records(t, "request failed")
 			if len(failed) != 1 || failed[0]["request_id"] != "failed-"+write.method ||
-				!strings.Contains(fmt.Sprint(failed[0]["error"]), errJournalBroken.Error()) {
+				!strings.Contains(fmt.Sprint(failed[0]["error"]), errDiskFailed.Error()) {
 				t.Errorf("the log has %v, want one record of the failed request with its id and cause", failed)
 			}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -8,30 +9,42 @@ import (
 	"sync"
 )
 
-// user is a user as clients see it, in the field order of every answer.
+// user is a user as clients see it, in the field order of every answer and of the data file.
 type user struct {
 	ID    int64  `json:"id"`
 	Name  string `json:"name"`
 	Email string `json:"email"`
 }
 
-// userStore keeps the users in a map in memory and, with -data, in a journal too (journal.go).
+// The store's errors say what went wrong in the store's own words; errorFor (respond.go) gives
+// each its HTTP status.
+var (
+	errNotFound    = errors.New("no user has this id")
+	errEmailTaken  = errors.New("another user already has this email")
+	errNoIDLeft    = errors.New("no id is left to give: every id up to 9223372036854775807 has been used once")
+	errNotWritable = errors.New("writes are refused until a restart: an earlier write to the data file failed")
+	errClosed      = errors.New("the store is closed: the server has stopped")
+)
+
+// userStore keeps the users in a map in memory and, with -data, a copy of them in a JSON file
+// (datafile.go) that each write replaces whole.
 //
-// Its locking rule: mu guards the data, held for reading by every read and for writing by every
-// change, and a write also holds writeMu from judging its change to applying it, so writes take
-// turns and what a write judged still holds when it applies, while reads never wait for the disk.
+// Its locking rule: mu guards every field below it, held for reading by every read and for
+// writing by every change; a write also holds writeMu from judging its change to applying it, so
+// writes take turns, what a write judged still holds when it applies, and reads never wait for the
+// disk, which is written under writeMu alone.
 type userStore struct {
 	writeMu sync.Mutex
-	journal *journal // nil in memory only; set before the store is shared
-	closed  bool     // the server has stopped, so later writes fail; guarded by writeMu
+	file    *dataFile // nil when the users live in memory only; set once, before the store is shared
 
-	mu      sync.RWMutex
-	users   map[int64]user   // the live users by id: memory follows them, never the largest id
-	ids     []int64          // the live ids, ascending: a page in id order is a slice of it
-	byEmail map[string]int64 // emailKey(email) to id: keeps e-mails unique and answers ?email=
-	lastID  int64            // the largest id ever given, 0 before the first: ids are never reused
-	version uint64           // counts changes: a whole list encoded at an older one is not cached
-	cached  *encodedList     // the whole list as it is now, once a reader has encoded it; nil after a change
+	mu       sync.RWMutex
+	users    map[int64]user   // the users by id: memory follows them, never the largest id
+	ids      []int64          // every id, ascending: a page in id order is a slice of it
+	byEmail  map[string]int64 // emailKey(email) to id: keeps e-mails unique and answers ?email=
+	lastID   int64            // the largest id ever given, 0 before the first: ids are never reused
+	changes  uint64           // counts the changes, so that a copy made earlier can tell it is old
+	failed   bool             // a write to the file failed: writes are refused until a restart
+	isClosed bool             // the server has stopped: writes are refused
 }
 
 // newUserStore returns an empty store that keeps its users in memory only.
@@ -39,39 +52,36 @@ func newUserStore() *userStore {
 	return &userStore{users: map[int64]user{}, byEmail: map[string]int64{}}
 }
 
-// openUserStore returns the store kept in a journal: the users are replayed from its file, and
-// from then on every write is in the file before it is answered (journal.go).
-func openUserStore(j *journal) (*userStore, error) {
-	s := newUserStore()
-	s.writeMu.Lock() // replaying is writing: the locking rule holds from the first record
-	defer s.writeMu.Unlock()
-	if err := j.open(s); err != nil {
+// openUserStore returns the store kept in the data file at path: the users it holds, and from then
+// on every write is in the file before it is answered. disk is how the file is written: osDisk{}.
+func openUserStore(path string, disk disk) (*userStore, error) {
+	file, doc, err := openDataFile(path, disk)
+	if err != nil {
 		return nil, err
 	}
-	s.journal = j
+	s := newUserStore()
+	for _, u := range doc.users {
+		s.users[u.ID] = u
+		s.ids = append(s.ids, u.ID) // the file's users come sorted by id
+		s.byEmail[emailKey(u.Email)] = u.ID
+	}
+	s.lastID = doc.lastID
+	s.file = file
 	return s, nil
 }
 
 // emailKey is the form in which e-mails are compared: addresses are unique case-insensitively.
 func emailKey(email string) string { return strings.ToLower(email) }
 
-// get returns the user with this id, or errUserNotFound.
+// get returns the user with this id, or errNotFound.
 func (s *userStore) get(id int64) (user, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	u, ok := s.users[id]
 	if !ok {
-		return user{}, errUserNotFound
+		return user{}, errNotFound
 	}
 	return u, nil
-}
-
-// emailOwner returns the id of the user who has this e-mail, in any case.
-func (s *userStore) emailOwner(email string) (int64, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	id, ok := s.byEmail[emailKey(email)]
-	return id, ok
 }
 
 // count returns how many users there are.
@@ -88,100 +98,70 @@ func (s *userStore) neverHadUsers() bool {
 	return s.lastID == 0
 }
 
-// lastGivenID returns the largest id ever given, 0 before the first.
-func (s *userStore) lastGivenID() int64 {
+// writable reports whether writes are taken: false once a write to the file has failed.
+func (s *userStore) writable() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.lastID
+	return !s.failed
 }
 
-// snapshot returns every user in id order, and the largest id ever given.
-func (s *userStore) snapshot() ([]user, int64) {
+// version returns a number that changes with every write, so that a copy can tell it is current.
+func (s *userStore) version() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.inIDOrder(), s.lastID
+	return s.changes
 }
 
-// inIDOrder returns a copy of every user, in id order. The caller holds mu.
-func (s *userStore) inIDOrder() []user {
+// all returns a copy of every user, in id order, and the version it is a copy of.
+func (s *userStore) all() ([]user, uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	users := make([]user, len(s.ids))
 	for i, id := range s.ids {
 		users[i] = s.users[id]
 	}
-	return users
+	return users, s.changes
 }
 
-// list answers a query of the list, encoded outside the lock. A page in id order is a slice of the
-// sorted ids, the same cost at any size; filters and the other orders look at every user.
-func (s *userStore) list(q listQuery) (*encodedList, error) {
-	switch {
-	case q.search != "" || q.email != "" || strings.TrimPrefix(q.sort, "-") != "id":
-		matches := s.filter(q.email, q.search)
-		sortUsers(matches, q.sort)
-		from, to := q.window(len(matches))
-		return encodeList(matches[from:to], len(matches), q)
-	case !q.paged && q.sort == "id":
-		return s.wholeList()
-	}
-	page, total := s.page(q)
-	return encodeList(page, total, q)
-}
+// A direction is the order of a page in id order.
+type direction int
 
-// page returns the users of a page in id order, ascending or descending, and how many users
-// there are.
-func (s *userStore) page(q listQuery) ([]user, int) {
+const (
+	ascending direction = iota
+	descending
+)
+
+// pageInIDOrder returns page number page (from 1) of perPage users in id order, and how many users
+// there are. It copies only the page, so it costs the same at any size of the store.
+func (s *userStore) pageInIDOrder(page, perPage int64, order direction) ([]user, int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	total := len(s.ids)
-	from, to := q.window(total)
-	page := make([]user, 0, to-from)
+	from, to := pageBounds(total, page, perPage)
+	users := make([]user, 0, to-from)
 	for i := from; i < to; i++ {
-		if q.sort == "-id" {
-			page = append(page, s.users[s.ids[total-1-i]])
+		if order == descending {
+			users = append(users, s.users[s.ids[total-1-i]])
 		} else {
-			page = append(page, s.users[s.ids[i]])
+			users = append(users, s.users[s.ids[i]])
 		}
 	}
-	return page, total
+	return users, total
 }
 
-// wholeList returns the list with no query, encoded once per change of the store: it is what
-// clients ask for most, and until the next write it costs what a constant answer costs.
-func (s *userStore) wholeList() (*encodedList, error) {
-	cached, users, version := s.cachedList()
-	if cached != nil {
-		return cached, nil
+// pageBounds returns page number page (from 1) of perPage items, of total, as indexes [from, to).
+// A page past the end is empty; page*perPage is computed only for a page that exists, so no page,
+// however far, overflows.
+func pageBounds(total int, page, perPage int64) (from, to int) {
+	if page > (int64(total)+perPage-1)/perPage {
+		return total, total
 	}
-	fresh, err := encodeList(users, len(users), listQuery{})
-	if err != nil {
-		return nil, err
-	}
-	s.cacheList(fresh, version)
-	return fresh, nil
+	from = int(page-1) * int(perPage)
+	return from, min(from+int(perPage), total)
 }
 
-// cachedList returns the whole list as last encoded, or, when a change has come since, every user
-// in id order, to be encoded outside the lock; and the version of the store they belong to.
-func (s *userStore) cachedList() (*encodedList, []user, uint64) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.cached != nil {
-		return s.cached, nil, s.version
-	}
-	return nil, s.inIDOrder(), s.version
-}
-
-// cacheList keeps the whole list encoded at version, unless a write has come since.
-func (s *userStore) cacheList(list *encodedList, version uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.version == version {
-		s.cached = list
-	}
-}
-
-// filter returns the users with this e-mail (unless "") whose name or e-mail contains search, all
-// compared case-insensitively.
+// filter returns, in id order, the users whose e-mail is email (any e-mail when it is empty) and
+// whose name or e-mail contains search, both compared case-insensitively.
 func (s *userStore) filter(email, search string) []user {
 	search = strings.ToLower(search)
 	s.mu.RLock()
@@ -204,8 +184,7 @@ func (s *userStore) filter(email, search string) []user {
 	return matches
 }
 
-// userFields are the fields a write sets, after the field rules: nil where a PATCH leaves the
-// stored value as it is.
+// userFields are the fields a write sets: nil where a PATCH leaves the stored value as it is.
 type userFields struct {
 	name, email *string
 }
@@ -221,81 +200,90 @@ func (f userFields) applyTo(u user) user {
 	return u
 }
 
-// create adds a user with the next id. Its preconditions are judged against the collection, whose
-// ETag is the whole list's (docs/api.md, "Conditional requests"); then an e-mail already taken is
-// 409. Ids end at 2^63-1: a create after that one is 409 too, as no id is given twice.
-func (s *userStore) create(fields userFields, conditions preconditions) (user, error) {
+// create adds a user with the next id once allowed, run under the write lock so that no other
+// write comes between, lets it: the caller's preconditions on the whole collection. Then an e-mail
+// that is taken is errEmailTaken. Ids end at 2^63-1: after that one, errNoIDLeft.
+func (s *userStore) create(fields userFields, allowed func() error) (user, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.writable(); err != nil {
+	if err := s.takesWrites(); err != nil {
 		return user{}, err
 	}
-	if conditions.present() {
-		collection, err := s.wholeList()
-		if err != nil {
-			return user{}, err
-		}
-		if err := conditions.checkWrite(collection.etag); err != nil {
-			return user{}, err
-		}
+	if err := allowed(); err != nil {
+		return user{}, err
 	}
 	created := fields.applyTo(user{})
-	if _, taken := s.emailOwner(created.Email); taken {
+	s.mu.RLock()
+	_, taken := s.byEmail[emailKey(created.Email)]
+	lastID := s.lastID
+	s.mu.RUnlock()
+	switch {
+	case taken:
 		return user{}, errEmailTaken
-	}
-	lastID := s.lastGivenID()
-	if lastID == math.MaxInt64 {
+	case lastID == math.MaxInt64:
 		return user{}, errNoIDLeft
 	}
 	created.ID = lastID + 1
 	return created, s.commit(change{id: created.ID, after: &created})
 }
 
-// update sets the fields of user id: 404 for a user that does not exist, then its preconditions,
-// then 409 for an e-mail another user has.
-func (s *userStore) update(id int64, fields userFields, conditions preconditions) (user, error) {
+// update sets the fields of user id: errNotFound for a user that does not exist, then whatever
+// allowed says of the user as it is now (the caller's preconditions), then errEmailTaken for an
+// e-mail another user has.
+func (s *userStore) update(id int64, fields userFields, allowed func(current user) error) (user, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.writable(); err != nil {
+	if err := s.takesWrites(); err != nil {
 		return user{}, err
 	}
-	before, err := s.target(id, conditions)
+	before, err := s.get(id)
 	if err != nil {
 		return user{}, err
 	}
+	if err := allowed(before); err != nil {
+		return user{}, err
+	}
 	after := fields.applyTo(before)
-	if owner, taken := s.emailOwner(after.Email); taken && owner != id {
+	s.mu.RLock()
+	owner, taken := s.byEmail[emailKey(after.Email)]
+	s.mu.RUnlock()
+	if taken && owner != id {
 		return user{}, errEmailTaken
 	}
 	return after, s.commit(change{id: id, before: &before, after: &after})
 }
 
-// delete removes user id: 404 for a user that does not exist, then its preconditions.
-func (s *userStore) delete(id int64, conditions preconditions) error {
+// delete removes user id: errNotFound for a user that does not exist, then whatever allowed says
+// of the user as it is now.
+func (s *userStore) delete(id int64, allowed func(current user) error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.writable(); err != nil {
+	if err := s.takesWrites(); err != nil {
 		return err
 	}
-	before, err := s.target(id, conditions)
+	before, err := s.get(id)
 	if err != nil {
+		return err
+	}
+	if err := allowed(before); err != nil {
 		return err
 	}
 	return s.commit(change{id: id, before: &before})
 }
 
-// target returns the user a write would change, once the write's preconditions hold against its
-// current ETag: 404, then 412 (RFC 9110 §13.2.1). The caller holds writeMu.
-func (s *userStore) target(id int64, conditions preconditions) (user, error) {
-	current, err := s.get(id)
-	if err != nil || !conditions.present() {
-		return current, err
+// takesWrites refuses a write before it is judged once the server has stopped or a write to the
+// file has failed: then every write fails alike, whatever it would have been. The caller holds
+// writeMu.
+func (s *userStore) takesWrites() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	switch {
+	case s.isClosed:
+		return errClosed
+	case s.failed:
+		return errNotWritable
 	}
-	_, etag, err := userRepresentation(current)
-	if err != nil {
-		return user{}, err
-	}
-	return current, conditions.checkWrite(etag)
+	return nil
 }
 
 // A change is a write that has been judged: user id as it was before and as it is after, nil
@@ -305,38 +293,50 @@ type change struct {
 	before, after *user
 }
 
-// errStoreClosed answers a write that comes after the server has stopped.
-var errStoreClosed = errors.New("the store is closed: the server has stopped")
-
-// writable refuses every write, before it is judged, once the store cannot write: the server has
-// stopped, or the journal is broken (a write failed on the disk). The caller holds writeMu.
-func (s *userStore) writable() error {
-	switch {
-	case s.closed:
-		return errStoreClosed
-	case s.broken():
-		return errJournalBroken
-	}
-	return nil
-}
-
-// commit makes a judged change durable, when there is a journal, and only then applies it, so no
-// reader sees a write that a crash could still take away. The caller holds writeMu.
+// commit makes a judged change durable, when there is a file, and only then applies it, so that
+// no reader sees a write that a crash could still take away. The caller holds writeMu.
 func (s *userStore) commit(c change) error {
-	if s.journal == nil {
+	if s.file == nil {
 		s.apply(c)
 		return nil
 	}
-	// Should this code panic (a bug) after the append, the file would hold a change that memory
-	// does not: the journal is marked broken, so the two never part ways while the server goes on.
-	defer s.journal.breakOnPanic()
-	if err := s.journal.append(c); err != nil {
+	applied := false
+	defer func() {
+		// A write that failed, or code that panicked between the file and memory, may leave the
+		// file holding what memory does not: refuse every write from now on, so the two never
+		// part ways while the server goes on answering. (Retrying a failed fsync is not safe:
+		// Linux may have dropped the pages it could not write.)
+		if !applied {
+			s.mu.Lock()
+			s.failed = true
+			s.mu.Unlock()
+		}
+	}()
+	users, lastID := s.afterChange(c)
+	if err := s.file.write(users, lastID); err != nil {
 		return err
 	}
 	s.apply(c)
-	// A compaction that fails is logged, and the old file stays in use: the write is durable anyway.
-	_ = s.journal.compactIfDue(s)
+	applied = true
 	return nil
+}
+
+// afterChange returns every user, in id order, and the largest id ever given, as they will be once
+// c is applied: what the file must hold. The caller holds writeMu, so nothing changes meanwhile.
+func (s *userStore) afterChange(c change) ([]user, int64) {
+	users, _ := s.all()
+	i, found := slices.BinarySearchFunc(users, c.id, func(u user, id int64) int { return cmp.Compare(u.ID, id) })
+	switch {
+	case c.after == nil:
+		users = slices.Delete(users, i, i+1)
+	case found:
+		users[i] = *c.after
+	default:
+		users = slices.Insert(users, i, *c.after) // a new id is the largest: this appends
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return users, max(s.lastID, c.id)
 }
 
 // apply changes the data, all under mu: the map, the sorted ids, the e-mail index and the last id.
@@ -350,9 +350,7 @@ func (s *userStore) apply(c change) {
 	i, listed := slices.BinarySearch(s.ids, c.id)
 	if c.after == nil {
 		delete(s.users, c.id)
-		if listed {
-			s.ids = slices.Delete(s.ids, i, i+1)
-		}
+		s.ids = slices.Delete(s.ids, i, i+1)
 	} else {
 		s.users[c.id] = *c.after
 		s.byEmail[emailKey(c.after.Email)] = c.id
@@ -361,31 +359,21 @@ func (s *userStore) apply(c change) {
 		}
 		s.lastID = max(s.lastID, c.id)
 	}
-	s.version++
-	s.cached = nil
+	s.changes++
 }
 
-// giveIDsUpTo records that every id up to last has been given, though no user has it now: what a
-// compacted journal's next_id line says. The caller holds writeMu.
-func (s *userStore) giveIDsUpTo(last int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lastID = max(s.lastID, last)
-}
-
-// close waits for the write in progress, if any, and closes the journal: later writes fail. A
-// second close does nothing.
+// close waits for the write in progress, if any, then refuses every later write and lets the file
+// go for another server to use. A second close does nothing.
 func (s *userStore) close() {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if s.closed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed {
 		return
 	}
-	s.closed = true
-	if s.journal != nil {
-		s.journal.close()
+	s.isClosed = true
+	if s.file != nil {
+		s.file.close()
 	}
 }
-
-// broken reports whether durable writes have failed: writes are refused until a restart.
-func (s *userStore) broken() bool { return s.journal != nil && s.journal.broken() }

@@ -174,7 +174,6 @@ func TestOverHTTPSTheTokenNoticesCurlLineWorksAsPasted(t *testing.T) {
 		selfSigned bool
 	}{
 		{"a self-signed certificate, text log", newSelfSignedCertificate, "text", true},
-		{"a self-signed certificate, json log", newSelfSignedCertificate, "json", true},
 		{"a certificate a CA issued", newCAIssuedCertificate, "text", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

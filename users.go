@@ -12,13 +12,13 @@ import (
 
 // api is the service: its handlers and what they share.
 type api struct {
-	store    *userStore
-	tokens   tokens
-	log      *slog.Logger
-	delay    time.Duration
-	stopping <-chan struct{} // closed when the server starts to stop: a -delay ends early
-	cors     corsPolicy
-	files    map[string]staticFile // the page, its assets and /openapi.json (web.go)
+	store     *userStore
+	wholeList listCache // the list with no query, encoded once per change of the store (list.go)
+	tokens    tokens
+	log       *slog.Logger
+	delay     time.Duration
+	cors      corsPolicy
+	files     map[string]staticFile // the page, its assets and /openapi.json (web.go)
 
 	requestIDPrefix string
 	requestCount    atomic.Uint64
@@ -27,13 +27,13 @@ type api struct {
 // newServer builds the whole service as one http.Handler: the routes below on a ServeMux, inside
 // the checks every request goes through (middleware.go). It is the one constructor a program that
 // copies this service calls (README, "Use it in your own program").
-func newServer(cfg config, log *slog.Logger, store *userStore, stopping <-chan struct{}) (http.Handler, error) {
+func newServer(cfg config, log *slog.Logger, store *userStore) (http.Handler, error) {
 	files, err := loadStaticFiles(cfg.scheme())
 	if err != nil {
 		return nil, err
 	}
-	a := &api{store: store, tokens: cfg.tokens, log: log, delay: cfg.delay, stopping: stopping,
-		cors: cfg.cors, files: files, requestIDPrefix: randomHex(4) + "-"}
+	a := &api{store: store, tokens: cfg.tokens, log: log, delay: cfg.delay, cors: cfg.cors, files: files,
+		requestIDPrefix: randomHex(4) + "-"}
 	mux := http.NewServeMux()
 	a.addRoutes(mux)
 	return a.observe(a.allowCrossOrigin(a.guardAPI(mux))), nil
@@ -81,11 +81,12 @@ func (a *api) addRoutes(mux *http.ServeMux) {
 	mux.Handle("/", a.handle(notFound))
 }
 
-// handlerFunc is a handler that returns its failure, for handle to answer.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+// An apiHandler is a handler that returns its failure, for handle to answer: the pattern of the Go
+// blog's "Error handling and Go", so that each handler ends a failure with return.
+type apiHandler func(w http.ResponseWriter, r *http.Request) error
 
-// handle turns a handlerFunc into an http.Handler that answers the error it returns.
-func (a *api) handle(handler handlerFunc) http.Handler {
+// handle turns an apiHandler into an http.Handler that answers the error it returns.
+func (a *api) handle(handler apiHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := handler(w, r); err != nil {
 			writeError(w, r, a.log, err)
@@ -103,7 +104,7 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := a.store.list(query)
+	list, err := a.list(query)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	created, err := a.store.create(fields, readPreconditions(r))
+	created, err := a.store.create(fields, a.collectionPrecondition(readPreconditions(r)))
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	replaced, err := a.store.update(id, fields, readPreconditions(r))
+	replaced, err := a.store.update(id, fields, readPreconditions(r).onUser)
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	patched, err := a.store.update(id, fields, readPreconditions(r))
+	patched, err := a.store.update(id, fields, readPreconditions(r).onUser)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := rejectQuery(r); err != nil {
 		return err
 	}
-	if err := a.store.delete(id, readPreconditions(r)); err != nil {
+	if err := a.store.delete(id, readPreconditions(r).onUser); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -234,7 +235,7 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 
 // options answers OPTIONS with the methods a path takes. It needs no token: /openapi.json
 // publishes the same. To a CORS preflight it allows the same methods.
-func (a *api) options(allow string) handlerFunc {
+func (a *api) options(allow string) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", allow)
 		if isPreflight(r) && a.cors.allows(r.Header.Get("Origin")) {
@@ -265,8 +266,8 @@ func (a *api) userOptions(w http.ResponseWriter, r *http.Request) error {
 // orchestrators.
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
 	status, health := http.StatusOK, "ok"
-	if a.store.broken() {
-		status, health = http.StatusServiceUnavailable, "journal broken"
+	if !a.store.writable() {
+		status, health = http.StatusServiceUnavailable, "data file not writable"
 	}
 	body, err := encodeJSON(map[string]string{"status": health})
 	if err != nil {
@@ -276,13 +277,22 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// methodNotAllowed answers a method the path does not take, naming those it takes (RFC 9110 §15.5.6).
-func methodNotAllowed(allow string) handlerFunc {
+// methodNotAllowed answers a method the path does not take, naming those it takes (RFC 9110
+// §15.5.6), or 501 for a method that no path takes: an origin server SHOULD answer so a method it
+// does not implement (RFC 9110 §9.1, §15.6.2). Methods are case-sensitive, so "get" is one of those.
+func methodNotAllowed(allow string) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if !slices.Contains(implementedMethods, r.Method) {
+			return newError(http.StatusNotImplemented, "this service does not implement the method "+quoteForMessage(r.Method)+
+				": it takes GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS")
+		}
 		return newError(http.StatusMethodNotAllowed, "this path does not take the method "+quoteForMessage(r.Method)+": it takes "+allow).
 			withHeader("Allow", allow)
 	}
 }
+
+// implementedMethods are the methods some route takes.
+var implementedMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 // notFound answers a path that is not in the routes.
 func notFound(w http.ResponseWriter, r *http.Request) error {
@@ -306,7 +316,7 @@ func sendStored(w http.ResponseWriter, status int, stored user) error {
 func pathID(r *http.Request) (int64, error) {
 	id, ok := parseCanonical(r.PathValue("id"))
 	if !ok {
-		return 0, errUserNotFound
+		return 0, errNotFound
 	}
 	return id, nil
 }

@@ -117,17 +117,12 @@ func TestTheAPIAnswersEachStatus(t *testing.T) {
 	// Every case has the same shape, so one loop sends them all.
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var ts *testServer
-			if tc.diskFails {
-				store, _ := openJournal(t, newJournalPath(t), 1<<20)
-				ts = serverOn(t, store, testConfig(t))
-			} else {
-				ts = newTestServer(t)
-			}
+			disk := &failingDisk{step: stepSync}
+			ts := serverOn(t, openFileStore(t, newDataPath(t), disk), testConfig(t))
 			ann, annTag := ts.create(t, "Ann", "ann@example.com")
 			bob, _ := ts.create(t, "Bob", "bob@example.com")
 			if tc.diskFails {
-				failDisk(ts.store)
+				disk.failing.Store(true)
 			}
 			fill := strings.NewReplacer("{ann}", fmt.Sprint(ann.ID), "{bob}", fmt.Sprint(bob.ID),
 				"{next}", fmt.Sprint(bob.ID+1), "{annTag}", annTag).Replace
@@ -151,21 +146,21 @@ func TestTheAPIAnswersEachStatus(t *testing.T) {
 // Once a write has failed on the disk, /healthz answers 503, so that a script or an orchestrator
 // sees that the server can no longer write; reads go on.
 func TestHealthIs503OnceAWriteHasFailed(t *testing.T) {
-	store, _ := openJournal(t, newJournalPath(t), 1<<20)
-	ts := serverOn(t, store, testConfig(t))
+	disk := &failingDisk{step: stepSync}
+	ts := serverOn(t, openFileStore(t, newDataPath(t), disk), testConfig(t))
 	ann, _ := ts.create(t, "Ann", "ann@example.com")
 	health := ts.serve(httptest.NewRequest("GET", "/healthz", nil))
 	wantStatus(t, health, http.StatusOK)
 	wantBody(t, health, `{"status":"ok"}`)
 
-	failDisk(store)
+	disk.failing.Store(true)
 	r := httptest.NewRequest("DELETE", userPath(ann.ID), nil)
 	r.Header.Set("Authorization", "Bearer "+writeToken)
 	wantStatus(t, ts.serve(r), http.StatusInternalServerError)
 
 	health = ts.serve(httptest.NewRequest("GET", "/healthz", nil))
 	wantStatus(t, health, http.StatusServiceUnavailable)
-	wantBody(t, health, `{"status":"journal broken"}`)
+	wantBody(t, health, `{"status":"data file not writable"}`)
 	if users := ts.users(t); len(users) != 1 || users[0] != ann {
 		t.Errorf("the users are %v, want Ann alone, as before the failed write", users)
 	}

@@ -46,54 +46,58 @@ func loadStaticFiles(scheme string) (map[string]staticFile, error) {
 }
 
 // withServerScheme returns the OpenAPI document with the default of its servers' scheme variable
-// set to scheme. Only servers is decoded; every other member is kept as it is written, in its
-// order, paths included, so any layout of the file gives the same document.
+// set to scheme. Only servers is decoded: every other member is kept as it is written, in its
+// order, so a member this code does not know (externalDocs, an x- extension) is served as it is.
 func withServerScheme(document []byte, scheme string) ([]byte, error) {
-	var doc openAPIDocument
 	decoder := json.NewDecoder(bytes.NewReader(document))
-	decoder.DisallowUnknownFields() // a member this type does not name must not vanish from what is served
-	if err := decoder.Decode(&doc); err != nil {
+	var members bytes.Buffer // the document's members, each "name":value, separated by commas
+	err := readObject(decoder, "the OpenAPI document", func(name string) error {
+		var value json.RawMessage
+		if err := decoder.Decode(&value); err != nil {
+			return err
+		}
+		if name == "servers" {
+			var err error
+			if value, err = serversWithScheme(value, scheme); err != nil {
+				return err
+			}
+		}
+		if members.Len() > 0 {
+			members.WriteByte(',')
+		}
+		quoted, _ := json.Marshal(name) // a string always encodes
+		members.Write(quoted)
+		members.WriteByte(':')
+		members.Write(value)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, server := range doc.Servers {
-		if variable, ok := server.Variables["scheme"]; ok {
-			variable.Default = scheme
-			server.Variables["scheme"] = variable
+	var indented bytes.Buffer
+	err = json.Indent(&indented, []byte("{"+members.String()+"}"), "", "  ")
+	return indented.Bytes(), err
+}
+
+// serversWithScheme returns the servers of an OpenAPI document with the default of each one's
+// scheme variable set to scheme, and every other member as it was.
+func serversWithScheme(value json.RawMessage, scheme string) (json.RawMessage, error) {
+	var servers []map[string]json.RawMessage
+	if err := json.Unmarshal(value, &servers); err != nil {
+		return nil, err
+	}
+	for _, server := range servers {
+		var variables map[string]map[string]json.RawMessage
+		if err := json.Unmarshal(server["variables"], &variables); err != nil || variables["scheme"] == nil {
+			continue // a server without a scheme variable is served as it is
+		}
+		variables["scheme"]["default"], _ = json.Marshal(scheme) // a string always encodes
+		var err error
+		if server["variables"], err = json.Marshal(variables); err != nil {
+			return nil, err
 		}
 	}
-	var b bytes.Buffer
-	encoder := json.NewEncoder(&b)
-	encoder.SetEscapeHTML(false) // as every body is sent (encodeJSON)
-	encoder.SetIndent("", "  ")
-	err := encoder.Encode(doc)
-	return b.Bytes(), err
-}
-
-// openAPIDocument is the top of an OpenAPI 3.1 document, its members in the order web/openapi.json
-// gives them.
-type openAPIDocument struct {
-	OpenAPI    json.RawMessage `json:"openapi"`
-	Info       json.RawMessage `json:"info"`
-	Servers    []openAPIServer `json:"servers"`
-	Security   json.RawMessage `json:"security"`
-	Tags       json.RawMessage `json:"tags"`
-	Paths      json.RawMessage `json:"paths"`
-	Components json.RawMessage `json:"components"`
-}
-
-// openAPIServer is a server of the document: a URL whose variables tools set. It is encoded again,
-// its variables in the order of their names.
-type openAPIServer struct {
-	URL         string                           `json:"url"`
-	Description string                           `json:"description,omitempty"`
-	Variables   map[string]openAPIServerVariable `json:"variables,omitempty"`
-}
-
-// openAPIServerVariable is a variable of a server URL, such as {scheme}.
-type openAPIServerVariable struct {
-	Default     string   `json:"default"`
-	Enum        []string `json:"enum,omitempty"`
-	Description string   `json:"description,omitempty"`
+	return encodeJSON(servers)
 }
 
 // explorerCSP lets the page run only its own files: markup injected through a name or e-mail

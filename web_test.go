@@ -263,12 +263,28 @@ func TestServerSchemeKeepsTheRestOfTheDocumentAsWritten(t *testing.T) {
 	}
 }
 
-// A member at the top of the document that withServerScheme does not know is an error at start,
-// never dropped without a word from what is served.
-func TestServerSchemeRefusesAMemberItDoesNotKnow(t *testing.T) {
-	document := []byte(`{"servers":[],"webhooks":{}}`)
-	if got, err := withServerScheme(document, "https"); err == nil {
-		t.Errorf("withServerScheme took a document with webhooks, and gave\n%s", got)
+// Every member OpenAPI 3.1 allows, an x- extension included, is served as written and in its
+// order, at the top of the document and inside a server: a person may add any of them.
+func TestServerSchemeKeepsEveryMemberAsWritten(t *testing.T) {
+	document := []byte(`{"openapi":"3.1.0","x-logo":{"url":"logo.svg"},"jsonSchemaDialect":"https://spec.openapis.org/oas/3.1/dialect/base",` +
+		`"servers":[{"url":"{scheme}://localhost","x-note":1,"variables":{"scheme":{"default":"http","x-why":"tls"}}}],` +
+		`"externalDocs":{"url":"https://example.com"},"webhooks":{}}`)
+	got, err := withServerScheme(document, "https")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := -1
+	for _, member := range []string{`"openapi"`, `"x-logo"`, `"jsonSchemaDialect"`, `"servers"`, `"externalDocs"`, `"webhooks"`} {
+		at := bytes.Index(got, []byte(member))
+		if at < last {
+			t.Errorf("%s is missing or out of order in\n%s", member, got)
+		}
+		last = at
+	}
+	for _, kept := range []string{`"x-note": 1`, `"x-why": "tls"`, `"default": "https"`} {
+		if !bytes.Contains(got, []byte(kept)) {
+			t.Errorf("the document lacks %s:\n%s", kept, got)
+		}
 	}
 }
 

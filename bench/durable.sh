@@ -1,39 +1,38 @@
 #!/usr/bin/env bash
-# bench/durable.sh [CHECKOUT]: durable writes per second. The service with -data, seeded with
-# 1,000 users, takes PUTs only (the "put" workload of bench/workload.lua) from 1 and from 16
-# connections, for DURATION seconds each; every PUT is answered only once its record is fsync'd.
-# It prints requests/s and p99 for each. Given another checkout (a git worktree of an older
-# commit, say), it measures that one's service the same way, the rounds alternating between them.
+# bench/durable.sh: durable writes per second with -data, at 100, 1,000 and 10,000 users. For each
+# size it writes a data file of that many seed users ("Seed User N", seedN@bench.test, as
+# bench/seed makes them), starts the service on it, notes how long the start took (to the
+# "listening" record), and sends PUTs only (the "put" workload of bench/workload.lua) from 1 and
+# from 16 connections for DURATION seconds each. Every PUT is answered only once the whole file is
+# rewritten and fsync'd. It prints requests/s and p99 for each.
 #
-# Usage: bench/durable.sh [../before]     (about 1 minute per checkout; DURATION=10 ROUNDS=1 by default)
+# Usage: bench/durable.sh     (about 1 minute a size; DURATION=10, SIZES="100 1000 10000")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${DURATION:-10} ROUNDS=${ROUNDS:-1} USERS=1000 TOKEN=bench-write
+DURATION=${DURATION:-10} TOKEN=bench-write
+read -r -a SIZES <<<"${SIZES:-100 1000 10000}"
 source bench/common.sh # wrk, $work, pids and stop_all, wait_for_line
 
-checkouts=(this)
-go build -o "$work/this" .
-if [ $# -gt 0 ]; then
-  (cd "$1" && go build -o "$work/other" .)
-  checkouts=(other this)
-fi
-go build -o "$work/seed" ./bench/seed
+go build -o "$work/users" .
 
-printf '%-6s %-8s %8s %10s\n' which writers 'req/s' 'p99 ms'
-for round in $(seq "$ROUNDS"); do
-  for which in "${checkouts[@]}"; do
-    for writers in 1 16; do
-      dir=$(mktemp -d -p "$work")
-      USERS_TOKENS="$TOKEN:write" "$work/$which" -addr 127.0.0.1:0 -data "$dir/users.jsonl" 2>"$dir/log" &
-      pids+=($!)
-      url=http://$(wait_for_line "$dir/log" 'msg=listening' | grep -oE 'addr=[^ ]+' | cut -d= -f2)
-      BENCH_TOKEN=$TOKEN "$work/seed" -url "$url" -users "$USERS"
-      wrk -t1 -c"$writers" -d"${DURATION}s" -s bench/workload.lua "$url" -- put "$TOKEN" "$USERS" "d$round" |
-        grep '^RESULT' | awk -v w="$which" -v n="$writers" '{
-          for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-          printf "%-6s %-8s %8.0f %10.1f\n", w, n, v["requests"] * 1e6 / v["duration_us"], v["p99_us"] / 1000 }'
-      stop_all
-    done
+printf '%-7s %-8s %8s %8s %10s\n' users writers 'start ms' 'req/s' 'p99 ms'
+for users in "${SIZES[@]}"; do
+  for writers in 1 16; do
+    dir=$(mktemp -d -p "$work")
+    awk -v n="$users" 'BEGIN {
+      printf "{\"next_id\": %d, \"users\": [\n", n + 1
+      for (i = 1; i <= n; i++) printf "{\"id\": %d, \"name\": \"Seed User %d\", \"email\": \"seed%d@bench.test\"}%s\n", i, i, i, (i < n ? "," : "")
+      print "]}" }' >"$dir/users.json"
+    started=$(date +%s%N)
+    USERS_TOKENS="$TOKEN:write" "$work/users" -addr 127.0.0.1:0 -data "$dir/users.json" 2>"$dir/log" &
+    pids+=($!)
+    url=http://$(wait_for_line "$dir/log" 'msg=listening' | grep -oE 'addr=[^ ]+' | cut -d= -f2)
+    start_ms=$((($(date +%s%N) - started) / 1000000)) # to within wait_for_line's 0.1 s poll
+    wrk -t1 -c"$writers" -d"${DURATION}s" -s bench/workload.lua "$url" -- put "$TOKEN" "$users" "d$users" |
+      grep '^RESULT' | awk -v u="$users" -v n="$writers" -v s="$start_ms" '{
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+        printf "%-7s %-8s %8s %8.0f %10.1f\n", u, n, s, v["requests"] * 1e6 / v["duration_us"], v["p99_us"] / 1000 }'
+    stop_all
   done
 done

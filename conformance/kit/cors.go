@@ -80,9 +80,9 @@ func corsRules() []Rule {
 		},
 		{
 			ID: "cors/preflight-allows-conditional-headers", Tier: Reference, Source: docCORS, Doc: docCORS, Needs: AllowedOrigin,
-			Requirement: "A preflight allows exactly the headers Authorization, Content-Type, If-Match and If-None-Match.",
+			Requirement: "A preflight allows exactly the headers Authorization, Content-Type, If-Match, If-None-Match and X-Request-Id.",
 			check: func(c *Client) error {
-				return c.preflight(collection, http.MethodPost).listIs("Access-Control-Allow-Headers", "Authorization", "Content-Type", "If-Match", "If-None-Match")
+				return c.preflight(collection, http.MethodPost).listIs("Access-Control-Allow-Headers", "Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id")
 			},
 		},
 		{

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestParseDataFileTakesWhatAPersonMayWrite(t *testing.T) {
+	tests := []struct {
+		name       string
+		file       string
+		wantUsers  []user
+		wantLastID int64
+	}{
+		{"no users", `{"users": []}`, nil, 0},
+		{"next_id kept", `{"next_id": 14, "users": [{"id": 3, "name": "Ann", "email": "ann@example.com"}]}`,
+			[]user{{3, "Ann", "ann@example.com"}}, 13},
+		{"next_id left out is one past the largest id", `{"users": [{"id": 7, "name": "Ann", "email": "a@x.org"}]}`,
+			[]user{{7, "Ann", "a@x.org"}}, 7},
+		{"members in any order", `{"users": [{"email": "a@x.org", "name": "Ann", "id": 1}], "next_id": 2}`,
+			[]user{{1, "Ann", "a@x.org"}}, 1},
+		{"users sorted by id", `{"users": [{"id": 2, "name": "Bob", "email": "b@x.org"}, {"id": 1, "name": "Ann", "email": "a@x.org"}]}`,
+			[]user{{1, "Ann", "a@x.org"}, {2, "Bob", "b@x.org"}}, 2},
+		{"a byte-order mark skipped", "\uFEFF" + `{"users": []}`, nil, 0},
+		{"every id given", `{"next_id": 9223372036854775808, "users": []}`, nil, 9223372036854775807},
+		{"field rules not judged again", `{"users": [{"id": 1, "name": " ", "email": "not an address"}]}`,
+			[]user{{1, " ", "not an address"}}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseDataFile([]byte(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalUsers(got.users, tc.wantUsers) || got.lastID != tc.wantLastID {
+				t.Errorf("got %v and last id %d, want %v and %d", got.users, got.lastID, tc.wantUsers, tc.wantLastID)
+			}
+		})
+	}
+}
+
+func TestParseDataFileSaysWhatToFix(t *testing.T) {
+	tests := []struct{ name, file, want string }{
+		{"empty", "", `the file is empty: write {"users": []} in it, or delete it`},
+		{"journal of version 1", `{"op":"put","id":1,"name":"Ann","email":"a@x.org"}` + "\n", `journal of version 1 (JSON Lines)`},
+		{"syntax error", "{\n  \"users\": [,]\n}", "line 2, column 13: this is not valid JSON"},
+		{"cut short", `{"users": [`, "the file ends before its JSON document does"},
+		{"something after the document", "{\"users\": []}\n}", "line 2, column 1: something follows the JSON document"},
+		{"not an object", `[]`, "the file must be a JSON object"},
+		{"unknown member", `{"users": [], "Users": []}`, `the file has a member "Users": it holds only users and next_id`},
+		{"no users", `{"next_id": 1}`, `the file has no member "users"`},
+		{"users not an array", `{"users": {}}`, `"users" must be an array of users`},
+		{"user not an object", `{"users": [1]}`, "user 1 of the list must be a JSON object"},
+		{"member named in another case", `{"users": [{"ID": 1, "name": "A", "email": "a@x.org"}]}`, `user 1 of the list has a member "ID"`},
+		{"member twice", `{"users": [{"id": 1, "id": 2, "name": "A", "email": "a@x.org"}]}`, `user 1 of the list has the member "id" twice`},
+		{"member missing", `{"users": [{"id": 1, "name": "A"}]}`, "user 1 of the list has no email"},
+		{"id zero", `{"users": [{"id": 0, "name": "A", "email": "a@x.org"}]}`, "user 1 of the list: id must be a whole number from 1 to 9223372036854775807, not 0"},
+		{"id a fraction", `{"users": [{"id": 1.5, "name": "A", "email": "a@x.org"}]}`, "not 1.5"},
+		{"id a string", `{"users": [{"id": "1", "name": "A", "email": "a@x.org"}]}`, `not "1"`},
+		{"id too large", `{"users": [{"id": 9223372036854775808, "name": "A", "email": "a@x.org"}]}`, "not 9223372036854775808"},
+		{"name not a string", `{"users": [{"id": 1, "name": 5, "email": "a@x.org"}]}`, "user 1 of the list: name must be a string, not 5"},
+		{"ids shared", `{"users": [{"id": 4, "name": "A", "email": "a@x.org"}, {"id": 4, "name": "B", "email": "b@x.org"}]}`,
+			"users 1 and 2 of the list both have id 4"},
+		{"e-mails shared in another case", `{"users": [{"id": 1, "name": "A", "email": "a@x.org"}, {"id": 2, "name": "B", "email": "A@X.org"}]}`,
+			`users 1 and 2 of the list (ids 1 and 2) have the same email "A@X.org"`},
+		{"next_id not past every id", `{"next_id": 3, "users": [{"id": 5, "name": "A", "email": "a@x.org"}]}`,
+			"next_id is 3, but it must be larger than every id, and user 1 of the list has id 5"},
+		{"next_id zero", `{"next_id": 0, "users": []}`, "next_id must be a whole number from 1 to 9223372036854775808, not 0"},
+		{"next_id too large", `{"next_id": 9223372036854775809, "users": []}`, "not 9223372036854775809"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseDataFile([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one that says %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenDataFile(t *testing.T) {
+	t.Run("creates a missing file with no users", func(t *testing.T) {
+		path := newDataPath(t)
+		openFileStore(t, path, osDisk{})
+		wantFile(t, path, "{\n  \"next_id\": 1,\n  \"users\": []\n}\n")
+	})
+	t.Run("refuses a folder that does not exist", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "missing", "users.json")
+		_, err := openUserStore(path, osDisk{})
+		wantErrorSays(t, err, "there is no folder "+filepath.Dir(path))
+	})
+	t.Run("refuses a file another server holds", func(t *testing.T) {
+		path := newDataPath(t)
+		openFileStore(t, path, osDisk{})
+		_, err := openUserStore(path, osDisk{})
+		wantErrorSays(t, err, "another server is using this data file")
+	})
+	t.Run("refuses a broken file by name and leaves it", func(t *testing.T) {
+		path := newDataPath(t)
+		writeFile(t, path, `{"users": [}`)
+		_, err := openUserStore(path, osDisk{})
+		wantErrorSays(t, err, "-data "+path+": line 1, column 12")
+		wantFile(t, path, `{"users": [}`)
+	})
+	t.Run("removes what a crash left mid-write", func(t *testing.T) {
+		path := newDataPath(t)
+		writeFile(t, path+".tmp", `{"users": [{"id": 1`)
+		openFileStore(t, path, osDisk{})
+		if _, err := os.Stat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the temporary file is still there: %v", err)
+		}
+	})
+	t.Run("keeps the permission bits", func(t *testing.T) {
+		path := newDataPath(t)
+		writeFile(t, path, `{"users": []}`)
+		if err := os.Chmod(path, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		store := openFileStore(t, path, osDisk{})
+		create(t, store, "Ann", "ann@example.com")
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o640 {
+			t.Errorf("mode %v (%v), want -rw-r-----", info.Mode(), err)
+		}
+	})
+	t.Run("writes through a symbolic link to its target", func(t *testing.T) {
+		target := newDataPath(t)
+		writeFile(t, target, `{"users": []}`)
+		link := filepath.Join(t.TempDir(), "link.json")
+		if err := os.Symlink(target, link); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+		create(t, openFileStore(t, link, osDisk{}), "Ann", "ann@example.com")
+		if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("the link was replaced: %v %v", info.Mode(), err)
+		}
+		wantFile(t, target, "{\n  \"next_id\": 2,\n  \"users\": [\n    {\n      \"id\": 1,\n      \"name\": \"Ann\",\n      \"email\": \"ann@example.com\"\n    }\n  ]\n}\n")
+	})
+}
+
+func TestAPersonsEditsStart(t *testing.T) {
+	path := newDataPath(t)
+	store := openFileStore(t, path, osDisk{})
+	create(t, store, "Ann", "ann@example.com")
+	create(t, store, "Bob", "bob@example.com")
+	store.close()
+
+	// A person stops the server, fixes a name, adds a user, and leaves next_id out.
+	writeFile(t, path, `{"users": [
+		{"id": 1, "name": "Ann Lee", "email": "ann@example.com"},
+		{"id": 2, "name": "Bob", "email": "bob@example.com"},
+		{"id": 5, "name": "Eve & Co", "email": "eve@example.com"}]}`)
+	store = openFileStore(t, path, osDisk{})
+	if ann, _ := store.get(1); ann.Name != "Ann Lee" {
+		t.Errorf("user 1 is %v, want Ann Lee", ann)
+	}
+	if created := create(t, store, "Carol", "carol@example.com"); created.ID != 6 {
+		t.Errorf("the next id is %d, want 6, one past the largest", created.ID)
+	}
+	if data, _ := os.ReadFile(path); !strings.Contains(string(data), `"Eve & Co"`) {
+		t.Errorf("the file has %s, want & as it was written", data)
+	}
+}
+
+// Each step of a durable write can fail: the old file stays whole, the temporary file goes, and
+// the store refuses writes from then on.
+func TestAFailedWriteKeepsTheOldFile(t *testing.T) {
+	for _, step := range []diskStep{stepCreate, stepWrite, stepSync, stepRename} {
+		t.Run(step.String(), func(t *testing.T) {
+			path := newDataPath(t)
+			disk := &failingDisk{step: step}
+			store := openFileStore(t, path, disk)
+			create(t, store, "Ann", "ann@example.com")
+			before, _ := os.ReadFile(path)
+
+			disk.failing.Store(true)
+			if _, err := store.create(newFields("Bob", "bob@example.com"), noPrecondition); !errors.Is(err, errDiskFailed) {
+				t.Fatalf("create: %v, want the disk's error", err)
+			}
+			wantFile(t, path, string(before))
+			if _, err := os.Stat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the temporary file is still there: %v", err)
+			}
+			if store.writable() || store.count() != 1 {
+				t.Errorf("writable %v with %d users, want not writable with Ann alone", store.writable(), store.count())
+			}
+		})
+	}
+}
+
+// A failed fsync of the folder comes after the rename: the new file may or may not survive a power
+// loss, so memory keeps what it had, and the store refuses writes.
+func TestAFailedFolderSyncRefusesLaterWrites(t *testing.T) {
+	disk := &failingDisk{step: stepSyncFolder}
+	store := openFileStore(t, newDataPath(t), disk)
+	disk.failing.Store(true)
+	if _, err := store.create(newFields("Ann", "ann@example.com"), noPrecondition); !errors.Is(err, errDiskFailed) {
+		t.Fatalf("create: %v, want the disk's error", err)
+	}
+	disk.failing.Store(false)
+	if _, err := store.create(newFields("Bob", "bob@example.com"), noPrecondition); !errors.Is(err, errNotWritable) {
+		t.Errorf("the next create: %v, want %v", err, errNotWritable)
+	}
+	if store.count() != 0 {
+		t.Errorf("%d users in memory, want none", store.count())
+	}
+}
+
+// A panic between the file and memory, a bug, leaves the store refusing writes too.
+func TestAPanicDuringAWriteRefusesLaterWrites(t *testing.T) {
+	disk := &failingDisk{step: stepSyncFolder, panics: true}
+	store := openFileStore(t, newDataPath(t), disk)
+	disk.failing.Store(true)
+	func() {
+		defer func() { recover() }()
+		store.create(newFields("Ann", "ann@example.com"), noPrecondition)
+		t.Error("the create did not panic")
+	}()
+	if store.writable() || store.count() != 0 {
+		t.Errorf("writable %v with %d users, want not writable with none", store.writable(), store.count())
+	}
+}
+
+// wantFile fails the test unless the file at path holds exactly want.
+func wantFile(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s holds\n%s\nwant\n%s", filepath.Base(path), got, want)
+	}
+}
+
+// writeFile writes data to the file at path, as a person with an editor does.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantErrorSays fails the test unless err says want.
+func wantErrorSays(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one that says %q", err, want)
+	}
+}
+
+// A diskStep is a step of a durable write, which a failingDisk makes fail.
+type diskStep int
+
+const (
+	stepCreate diskStep = iota + 1
+	stepWrite
+	stepSync
+	stepRename
+	stepSyncFolder
+)
+
+func (s diskStep) String() string {
+	return [...]string{stepCreate: "create", stepWrite: "write", stepSync: "sync", stepRename: "rename", stepSyncFolder: "sync the folder"}[s]
+}
+
+// errDiskFailed is the error of a failingDisk's step: a full disk, or a dying one.
+var errDiskFailed = errors.New("no space left on device")
+
+// failingDisk is the real disk, but once failing is set its step fails, or panics.
+type failingDisk struct {
+	osDisk
+	step    diskStep
+	panics  bool
+	failing atomic.Bool
+}
+
+// fails reports whether step must fail now, or panics.
+func (d *failingDisk) fails(step diskStep) bool {
+	if !d.failing.Load() || step != d.step {
+		return false
+	}
+	if d.panics {
+		panic("the disk panicked at " + step.String())
+	}
+	return true
+}
+
+func (d *failingDisk) create(name string, perm fs.FileMode) (diskFile, error) {
+	if d.fails(stepCreate) {
+		return nil, errDiskFailed
+	}
+	file, err := d.osDisk.create(name, perm)
+	if err != nil {
+		return nil, err
+	}
+	return failingFile{file, d}, nil
+}
+
+func (d *failingDisk) rename(from, to string) error {
+	if d.fails(stepRename) {
+		return errDiskFailed
+	}
+	return d.osDisk.rename(from, to)
+}
+
+func (d *failingDisk) syncFolder(folder string) error {
+	if d.fails(stepSyncFolder) {
+		return errDiskFailed
+	}
+	return d.osDisk.syncFolder(folder)
+}
+
+// failingFile is a file of a failingDisk.
+type failingFile struct {
+	diskFile
+	disk *failingDisk
+}
+
+func (f failingFile) Write(p []byte) (int, error) {
+	if f.disk.fails(stepWrite) {
+		return 0, errDiskFailed
+	}
+	return f.diskFile.Write(p)
+}
+
+func (f failingFile) Sync() error {
+	if f.disk.fails(stepSync) {
+		return errDiskFailed
+	}
+	return f.diskFile.Sync()
+}
+
+// The README's jq command turns a journal of version 1 into the document of version 2: the users
+// as they were, and next_id past every id ever given, deleted ones too.
+func TestReadmeConvertsAVersion1Journal(t *testing.T) {
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Skip("jq is not installed (apt-get install jq)")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := regexp.MustCompile(`(?m)^\$ jq -s '(.*)' users\.jsonl > users\.json$`).FindSubmatch(readme)
+	if command == nil {
+		t.Fatal("the README has no jq command that converts users.jsonl")
+	}
+	for _, tc := range []struct{ name, journal, want string }{
+		{"as written", `{"op":"put","id":1,"name":"Ann","email":"ann@example.com"}
+{"op":"put","id":2,"name":"Bob","email":"bob@example.com"}
+{"op":"put","id":1,"name":"Ann Lee","email":"ann@example.com"}
+{"op":"delete","id":2}
+`, `{"next_id":3,"users":[{"id":1,"name":"Ann Lee","email":"ann@example.com"}]}`},
+		{"compacted", `{"op":"next_id","id":9}
+{"op":"put","id":4,"name":"Dee","email":"dee@example.com"}
+`, `{"next_id":9,"users":[{"id":4,"name":"Dee","email":"dee@example.com"}]}`},
+		{"empty", "", `{"next_id":1,"users":[]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(jq, "-c", "-s", string(command[1]))
+			cmd.Stdin = strings.NewReader(tc.journal)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("jq: %v", err)
+			}
+			if got := strings.TrimSpace(string(out)); got != tc.want {
+				t.Errorf("jq gives\n%s\nwant\n%s", got, tc.want)
+			}
+			if _, err := parseDataFile(out); err != nil {
+				t.Errorf("version 2 refuses what jq gives: %v", err)
+			}
+		})
+	}
+}

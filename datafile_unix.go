@@ -1,0 +1,41 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockFile locks path so that a second server on the same data file refuses to start. The
+// operating system lets go of the lock when the process ends, so a crash leaves none behind.
+func lockFile(path string) (unlock func(), err error) {
+	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(file.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		file.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s is locked: another server is using this data file", path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { file.Close() }, nil
+}
+
+// isMountPoint reports whether the file at path, whose info is given, is mounted on its own, as a
+// container's bind mount of a single file is: its device is not its folder's.
+func isMountPoint(path string, info fs.FileInfo) bool {
+	folder, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return false
+	}
+	fileStat, ok1 := info.Sys().(*syscall.Stat_t)
+	folderStat, ok2 := folder.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && fileStat.Dev != folderStat.Dev
+}

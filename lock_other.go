@@ -1,8 +1,0 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
-
-package main
-
-// lockFile locks nothing where flock is missing (Windows): the README says so, and the service builds.
-func lockFile(path string) (unlock func(), err error) {
-	return func() {}, nil
-}
