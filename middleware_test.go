@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -381,5 +382,23 @@ func TestDelaySlowsAPIAnswers(t *testing.T) {
 	wantStatus(t, ts.serve(httptest.NewRequest("GET", "/healthz", nil)), http.StatusOK)
 	if elapsed := time.Since(start); elapsed >= delay {
 		t.Errorf("/healthz took %s: -delay is for /api/ only", elapsed)
+	}
+}
+
+// A client that goes away during -delay gets no answer, and the log says so, naming no status:
+// nothing was sent.
+func TestClientThatLeavesDuringTheDelayIsLoggedWithoutAStatus(t *testing.T) {
+	ts := newTestServer(t, "-delay", "10s")
+	ctx, leave := context.WithCancel(context.Background())
+	leave() // the client has gone before the delay ends
+	r := httptest.NewRequest("GET", "/api/users", nil).WithContext(ctx)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	ts.serve(r)
+	if answered := ts.log.records(t, "request"); len(answered) != 0 {
+		t.Errorf("logged as answered: %v", answered)
+	}
+	gone := ts.log.records(t, "request got no answer")
+	if len(gone) != 1 || gone[0]["status"] != nil || gone[0]["path"] != "/api/users" {
+		t.Errorf("the log has %v, want one record of the request, with no status", gone)
 	}
 }
