@@ -5,8 +5,8 @@
 # "Run it in a container": every line of that section's ```sh blocks, as written there, in order
 # (the build, the run with -sample-data, the env file, the volume, the detached run, the curl that
 # creates a user, the stop and rm, a new container on the same volume, the curl that reads the user
-# back). Then it runs the conformance kit against the published port, and checks that
-# `docker stop` ends the server with exit status 0 within the stop time.
+# back). Then it runs the conformance kit against the published port, checks that `docker stop`
+# ends the server with exit status 0 within the stop time, and replays the README's HTTPS line.
 #
 # Exit status: 0 when it passed, 1 when it failed, 77 when this machine cannot run it (no Podman,
 # or no busybox for the stand-in below), which ./test.sh reports as skipped. CI installs both
@@ -115,10 +115,12 @@ replay() {
 # published_port NAME sets port to the host port of container NAME's 8080.
 published_port() { port=$(podman port "$1" 8080/tcp | sed -n '1s/.*://p'); }
 
-# healthy waits up to 10 s for a 200 from /healthz on the published port.
+# healthy waits up to 10 s for a 200 from /healthz on the published port; healthy https for HTTPS
+# with the certificate the check made.
 healthy() {
+  local scheme=${1:-http}
   for _ in $(seq 500); do
-    if curl -fs -o /dev/null "http://127.0.0.1:$port/healthz"; then return 0; fi
+    if curl -fs -o /dev/null --cacert "$work/tls/cert.pem" "$scheme://localhost:$port/healthz"; then return 0; fi
     sleep 0.02
   done
   fail "no 200 on /healthz within 10 s"
@@ -192,5 +194,25 @@ equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
 [ "$stopped" -lt 10000 ] || fail "podman stop took $stopped ms: the server did not stop before the 10 s grace"
 podman logs users 2>&1 | grep -q 'msg=stopped' || fail "the server did not log its graceful stop"
 echo "podman stop: exit status 0 after $stopped ms"
+
+echo "== HTTPS, with the TLS files mounted read-only"
+# The README gives this line inside a paragraph, in `...`: replayed as written, on a certificate
+# made as the README's section "HTTPS" makes it, with the key given to uid 65532 as it says.
+tls_line=$(printf '%s\n' "$section" | grep -o '`docker run [^`]*-tls-cert[^`]*`' | tr -d '`')
+[ -n "$tls_line" ] || fail "README.md's section no longer shows the docker run line with -tls-cert"
+mkdir tls
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1 -keyout tls/key.pem -out tls/cert.pem 2>/dev/null
+if [ "$(id -u)" -eq 0 ]; then chown 65532 tls/key.pem; else podman unshare chown 65532 tls/key.pem; fi
+podman rm users >/dev/null
+tls_line=${tls_line//127.0.0.1:8443:8080/127.0.0.1::8080}
+echo "+ $tls_line" >&2
+eval "$tls_line"
+published_port users
+healthy https
+equal "$(curl -fsS --cacert tls/cert.pem -H 'Authorization: Bearer s3cr3t-r' "https://localhost:$port/api/users/1")" \
+  '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
+podman stop --time 10 users >/dev/null
+equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
 
 echo "container check passed in $(($(date +%s) - started)) s"
