@@ -68,6 +68,11 @@ else
   elif [ $rc -ne 0 ]; then exit $rc; fi
 fi
 
+step "the container image: build it, replay README's \"Run it in a container\", the kit against it (container/check.sh)"
+rc=0; container/check.sh || rc=$?
+if [ $rc -eq 77 ]; then skipped+=("the container check: needs Podman, runc and busybox (apt-get install podman runc busybox-static)")
+elif [ $rc -ne 0 ]; then exit $rc; fi
+
 echo
 if [ ${#skipped[@]} -eq 0 ]; then
   echo "All checks ran; none skipped."

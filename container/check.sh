@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# The container check: container/check.sh (a step of ./test.sh).
+#
+# It builds the image of ../Dockerfile with Podman and replays the commands of README.md's section
+# "Run it in a container": every line of that section's ```sh blocks, as written there, in order
+# (the build, the run with -sample-data, the env file, the volume, the detached run, the curl that
+# creates a user, the stop and rm, a new container on the same volume, the curl that reads the user
+# back). Then it runs the conformance kit against the published port, checks that `docker stop`
+# ends the server with exit status 0 within the stop time, and replays the README's HTTPS line.
+#
+# Exit status: 0 when it passed, 1 when it failed, 77 when this machine cannot run it (no Podman,
+# or no busybox for the stand-in below), which ./test.sh reports as skipped. CI installs both
+# (.ci/run). A Docker engine alone is not used: the check keeps to a store of its own (below), so
+# that it never touches the machine's images and volumes, and Docker has no such thing.
+#
+# What differs from the README, and why:
+#   - `docker` runs `podman`, which takes the same arguments.
+#   - Podman keeps this run's images, containers and volumes in a store of its own in a temporary
+#     folder (CONTAINERS_STORAGE_CONF), and uses a containers.conf of its own (CONTAINERS_CONF):
+#     the machine's own images and volumes, and its configuration, are never touched, and
+#     everything the check made is gone at the end.
+#   - The host port 8080 of the README's lines becomes a free port Podman picks (127.0.0.1 only),
+#     so the check runs beside anything that already listens on 8080.
+#   - Machines here reach no image registry, so the build's Go stage runs on a stand-in for the
+#     official Go image: the Go toolchain installed here, imported as a local image, given as the
+#     build argument GO_IMAGE. The Dockerfile stays the one a user builds with the official image.
+#   - Between a `docker run -d` and the next curl, the check waits for /healthz, as a reader does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+if ! command -v podman >/dev/null 2>&1; then
+  if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+    echo "container check skipped: a Docker engine runs, but the check needs Podman (apt-get install podman runc)"
+  else
+    echo "container check skipped: no Podman (apt-get install podman runc)"
+  fi
+  exit 77
+fi
+
+work=$(mktemp -d)
+started=$(date +%s)
+
+# Podman's configuration for this run only. On these machines the default runtime, crun, is
+# refused its rlimit and cgroup calls, so the check uses runc where it is installed, and sets no
+# default ulimits. tmp_dir and network_config_dir keep Podman's run-time state and networks apart
+# from the machine's own Podman.
+runtime=""
+if command -v runc >/dev/null 2>&1; then runtime='runtime = "runc"'; fi
+cat >"$work/containers.conf" <<EOF
+[containers]
+default_ulimits = []
+[engine]
+$runtime
+tmp_dir = "$work/tmp"
+[network]
+network_config_dir = "$work/networks"
+EOF
+cat >"$work/storage.conf" <<EOF
+[storage]
+driver = "overlay"
+graphroot = "$work/storage"
+runroot = "$work/run"
+EOF
+export CONTAINERS_CONF="$work/containers.conf" CONTAINERS_STORAGE_CONF="$work/storage.conf"
+
+cleanup() {
+  podman rm --all --force --time 0 >/dev/null 2>&1 || true
+  podman volume rm --all --force >/dev/null 2>&1 || true
+  podman rmi --all --force >/dev/null 2>&1 || true
+  # The store mounts its overlay folder on itself: unmount whatever is still mounted in $work.
+  awk -v dir="$work/" 'index($2, dir) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "container check FAILED: $*" >&2; exit 1; }
+
+# The stand-in for the official Go image (see the top of this file): the toolchain of `go env
+# GOROOT` at the same path, with busybox's mkdir for the Dockerfile's one RUN ["mkdir", ...], an
+# empty /tmp, and no network (GOPROXY=off): the service has no modules to download.
+goroot=$(go env GOROOT)
+standin=localhost/go-standin:latest
+mkdir -p "$work/skel/bin" "$work/skel/tmp" "$work/skel/root"
+chmod 1777 "$work/skel/tmp"
+busybox=$(command -v busybox) || { echo "container check skipped: no busybox for the stand-in Go image (apt-get install busybox-static)"; exit 77; }
+cp "$busybox" "$work/skel/bin/busybox"
+ln -s busybox "$work/skel/bin/mkdir"
+tar -c -C / --exclude="${goroot#/}/test" "${goroot#/}" -C "$work/skel" bin tmp root |
+  podman import --quiet --change "ENV PATH=$goroot/bin:/bin" --change "ENV HOME=/root" \
+    --change "ENV GOPROXY=off" - "$standin" >/dev/null
+
+# The README's section, and its commands: the lines of its ```sh blocks.
+section=$(awk '/^## Run it in a container$/ {on=1; next} on && /^## / {exit} on' README.md)
+[ -n "$section" ] || fail 'README.md has no section "## Run it in a container"'
+commands=$(printf '%s\n' "$section" | awk '/^```sh$/ {on=1; next} /^```/ {on=0} on && NF')
+: >"$work/replayed" # the lines replayed so far, one a line (a file, since some run in a subshell)
+
+docker() { podman "$@"; }
+port="" # the host port Podman published the last container on
+
+# replay runs one line of the section's ```sh blocks, as written there, but for the changes listed
+# at the top of this file. A line that is not in those blocks fails the check: the README changed.
+replay() {
+  local line=$1
+  printf '%s\n' "$commands" | grep -Fxq -- "$line" || fail "README.md's section no longer has the line: $line"
+  printf '%s\n' "$line" >>"$work/replayed"
+  line=${line//127.0.0.1:8080:8080/127.0.0.1::8080}
+  line=${line//localhost:8080/localhost:$port}
+  line=${line/#docker build /docker build --build-arg GO_IMAGE=$standin }
+  echo "+ $line" >&2
+  eval "$line"
+}
+
+# published_port NAME sets port to the host port of container NAME's 8080.
+published_port() { port=$(podman port "$1" 8080/tcp | sed -n '1s/.*://p'); }
+
+# healthy waits up to 10 s for a 200 from /healthz on the published port; healthy https for HTTPS
+# with the certificate the check made.
+healthy() {
+  local scheme=${1:-http}
+  for _ in $(seq 500); do
+    if curl -fs -o /dev/null --cacert "$work/tls/cert.pem" "$scheme://localhost:$port/healthz"; then return 0; fi
+    sleep 0.02
+  done
+  fail "no 200 on /healthz within 10 s"
+}
+
+# equal fails unless the command's answer is the one expected.
+equal() { [ "$1" = "$2" ] || fail "expected $2, got $1"; }
+
+echo "== the build (its Go stage on the stand-in image $standin)"
+replay 'docker build -t users .'
+echo "image size: $(podman image inspect users --format '{{.Size}}') bytes"
+
+cd "$work" # the env file and everything else the lines make land in the temporary folder
+
+echo "== the run with -sample-data, and its graceful stop"
+t0=$(date +%s%N)
+replay 'docker run --rm -p 127.0.0.1:8080:8080 users -sample-data' >"$work/sample.log" 2>&1 &
+runner=$!
+for _ in $(seq 250); do # the container exists a moment after podman run starts
+  id=$(podman ps --quiet --filter ancestor=localhost/users:latest)
+  if [ -n "$id" ]; then break; fi
+  sleep 0.02
+done
+[ -n "$id" ] || { cat "$work/sample.log"; fail "the -sample-data container did not start"; }
+published_port "$id"
+healthy
+echo "podman run to the first 200 on /healthz: $((($(date +%s%N) - t0) / 1000000)) ms"
+token=$(sed -n 's/^  read token: *//p' "$work/sample.log")
+equal "$(curl -fsS -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/users/1")" \
+  '{"id":1,"name":"Ada Lovelace","email":"ada@example.com"}'
+t0=$(date +%s%N)
+podman stop --time 10 "$id" >/dev/null
+status=0; wait "$runner" || status=$?
+stopped=$((($(date +%s%N) - t0) / 1000000))
+grep -q 'msg=stopped' "$work/sample.log" || { cat "$work/sample.log"; fail "the server did not stop gracefully"; }
+equal "$status" 0
+[ "$stopped" -lt 10000 ] || fail "podman stop took $stopped ms: the server did not stop before the 10 s grace"
+echo "podman stop: exit status 0 after $stopped ms"
+
+echo "== the env file, the volume, a user written, and read back from a new container"
+printf '%s\n' "$section" | awk '/^```sh$/ {on=1; next} /^```/ {on=0} on && /^USERS_TOKENS=/' >users.env
+cat users.env >>"$work/replayed"
+[ "$(cat users.env)" = "USERS_TOKENS=s3cr3t-w:write,s3cr3t-r:read" ] || fail "users.env is not the README's"
+replay 'docker volume create users-data'
+replay 'docker run -d --name users --env-file users.env -p 127.0.0.1:8080:8080 -v users-data:/data users -data /data/users.json'
+published_port users
+healthy
+replay "curl -H 'Authorization: Bearer s3cr3t-w' -H 'Content-Type: application/json' -d '{\"name\": \"Grace Hopper\", \"email\": \"grace@example.com\"}' http://localhost:8080/api/users" >answer
+equal "$(cat answer)" '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
+replay 'docker stop users && docker rm users'
+replay 'docker run -d --name users --env-file users.env -p 127.0.0.1:8080:8080 -v users-data:/data users -data /data/users.json'
+published_port users
+healthy
+replay "curl -H 'Authorization: Bearer s3cr3t-r' http://localhost:8080/api/users/1" >answer
+answer=$(cat answer)
+grep -Fq "It answers \`$answer\`." "$repo/README.md" || fail "README.md does not show the answer $answer"
+equal "$answer" '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
+
+# Every command of the section was replayed: a line added to the README is added here too.
+unreplayed=$(printf '%s\n' "$commands" | grep -Fxv -f "$work/replayed" || true)
+[ -z "$unreplayed" ] || fail "README.md's section has lines this check does not replay: $unreplayed"
+
+echo "== the conformance kit against the container"
+(cd "$repo" && USERS_WRITE_TOKEN=s3cr3t-w USERS_READ_TOKEN=s3cr3t-r go run ./conformance -url "http://127.0.0.1:$port")
+
+echo "== docker stop on the container with the data file"
+t0=$(date +%s%N)
+podman stop --time 10 users >/dev/null
+stopped=$((($(date +%s%N) - t0) / 1000000))
+equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
+[ "$stopped" -lt 10000 ] || fail "podman stop took $stopped ms: the server did not stop before the 10 s grace"
+podman logs users 2>&1 | grep -q 'msg=stopped' || fail "the server did not log its graceful stop"
+echo "podman stop: exit status 0 after $stopped ms"
+
+echo "== HTTPS, with the TLS files mounted read-only"
+# The README gives this line inside a paragraph, in `...`: replayed as written, on a certificate
+# made as the README's section "HTTPS" makes it, with the key given to uid 65532 as it says.
+tls_line=$(printf '%s\n' "$section" | grep -o '`docker run [^`]*-tls-cert[^`]*`' | tr -d '`')
+[ -n "$tls_line" ] || fail "README.md's section no longer shows the docker run line with -tls-cert"
+mkdir tls
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1 -keyout tls/key.pem -out tls/cert.pem 2>/dev/null
+if [ "$(id -u)" -eq 0 ]; then chown 65532 tls/key.pem; else podman unshare chown 65532 tls/key.pem; fi
+podman rm users >/dev/null
+tls_line=${tls_line//127.0.0.1:8443:8080/127.0.0.1::8080}
+echo "+ $tls_line" >&2
+eval "$tls_line"
+published_port users
+healthy https
+equal "$(curl -fsS --cacert tls/cert.pem -H 'Authorization: Bearer s3cr3t-r' "https://localhost:$port/api/users/1")" \
+  '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
+podman stop --time 10 users >/dev/null
+equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
+
+echo "container check passed in $(($(date +%s) - started)) s"
