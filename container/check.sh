@@ -215,4 +215,15 @@ equal "$(curl -fsS --cacert tls/cert.pem -H 'Authorization: Bearer s3cr3t-r' "ht
 podman stop --time 10 users >/dev/null
 equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
 
+echo "== a data file mounted on its own is refused, saying to mount its folder"
+# The README says to mount a folder, never the data file alone: each write replaces the file by a
+# rename, which a mount point refuses. The server must refuse such a file at start (exit status 1).
+echo '{"users": []}' >alone.json
+status=0
+podman run --rm -v "$PWD/alone.json:/data/users.json" --env-file users.env users -data /data/users.json \
+  >/dev/null 2>"$work/alone.log" || status=$?
+equal "$status" 1
+grep -q 'mount its folder instead' "$work/alone.log" || { cat "$work/alone.log"; fail "the refusal does not say to mount the folder"; }
+echo "refused with exit status 1: $(cat "$work/alone.log")"
+
 echo "container check passed in $(($(date +%s) - started)) s"
