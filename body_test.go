@@ -602,3 +602,17 @@ func TestMediaTypeIsComparedAsASCII(t *testing.T) {
 		}
 	}
 }
+
+// encoding/json's limit of 10,000 levels of nesting counts within each member's value: a value
+// nested 10,000 deep is read (and is then the wrong type), and the byte that opens level 10,001
+// is the syntax error's offset.
+func TestNestingIsCountedWithinAMembersValue(t *testing.T) {
+	deep := func(levels int) string { return `{"name": ` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}` }
+	if _, err := decodeUserBody([]byte(deep(10000))); err == nil || err.Error() != "name must be a string" {
+		t.Errorf("10,000 levels: error %v, want name must be a string", err)
+	}
+	_, err := decodeUserBody([]byte(deep(10001)))
+	if want := fmt.Sprintf("(at byte %d)", len(`{"name": `)+10000); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("10,001 levels: error %v, want one that ends %s", err, want)
+	}
+}
