@@ -607,7 +607,9 @@ func TestMediaTypeIsComparedAsASCII(t *testing.T) {
 // nested 10,000 deep is read (and is then the wrong type), and the byte that opens level 10,001
 // is the syntax error's offset.
 func TestNestingIsCountedWithinAMembersValue(t *testing.T) {
-	deep := func(levels int) string { return `{"name": ` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}` }
+	deep := func(levels int) string {
+		return `{"name": ` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}`
+	}
 	if _, err := decodeUserBody([]byte(deep(10000))); err == nil || err.Error() != "name must be a string" {
 		t.Errorf("10,000 levels: error %v, want name must be a string", err)
 	}

@@ -189,8 +189,7 @@ func reachableRules() []Rule {
 		},
 		{
 			ID: "reachable/unclean-path-redirected", Tier: Reference, Source: "RFC 9110 §15.4.9; RFC 3986 §5.2.4", Doc: docRoutes,
-			Requirement: "A path not in clean form (an empty segment, a . or .. segment) is 308 with Location its clean form, once the token is valid: without one it is 401. " +
-				"Path → Location: " + describeCleanForms(uncleanPaths),
+			Requirement: "A path not in clean form (an empty segment, a . or .. segment) is 308 with Location its clean form, once the token is valid, without one 401; path → Location: " + describeCleanForms(uncleanPaths),
 			check: func(c *Client) error {
 				for _, p := range uncleanPaths {
 					if err := c.anonymously(http.MethodGet, p.path).statusIs(http.StatusUnauthorized); err != nil {
