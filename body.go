@@ -62,9 +62,10 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Method == http.MethodPatch {
 		accepted = append(accepted, "application/merge-patch+json")
 	}
-	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")) // lower-cases the type and the names
+	contentType := r.Header.Get("Content-Type")
+	mediaType, params, err := mime.ParseMediaType(contentType) // lower-cases the type and the names
 	switch {
-	case err != nil || !slices.Contains(accepted, mediaType):
+	case !isVisibleASCII(contentType) || err != nil || !slices.Contains(accepted, mediaType):
 		return nil, unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: "+strings.Join(accepted, " or "))
 	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
 		return nil, unsupportedMediaType(r.Method, "send the body as JSON in UTF-8: charset may only be utf-8")
@@ -82,6 +83,19 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, badRequest("the body could not be read to its end")
 	}
 	return body, nil
+}
+
+// isVisibleASCII reports whether a header value holds only visible ASCII, spaces and tabs. A media
+// type compares case-insensitively in ASCII only, with only spaces and tabs around its parts (RFC
+// 9110 §8.3.1, §5.6.3), while mime.ParseMediaType lower-cases and trims in Unicode: it would take
+// "applİcation/json" (a capital dotted I, whose lower case is i) and trim a no-break space.
+func isVisibleASCII(value string) bool {
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c != '\t' && (c < ' ' || c > '~') {
+			return false
+		}
+	}
+	return true
 }
 
 // userBody is a body as a client sent it, before the rules of POST, PUT or PATCH are applied.
@@ -114,7 +128,7 @@ func decodeUserBody(body []byte) (userBody, error) {
 	// name, and let a repeated member silently win.
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	if token, err := decoder.Token(); err != nil {
-		return u, syntaxError(err)
+		return u, syntaxError(body, 0)
 	} else if token != json.Delim('{') {
 		return u, badRequest(`the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`)
 	}
@@ -122,12 +136,12 @@ func decodeUserBody(body []byte) (userBody, error) {
 	for decoder.More() {
 		token, err := decoder.Token()
 		if err != nil {
-			return u, syntaxError(err)
+			return u, syntaxError(body, 0)
 		}
 		member, _ := token.(string) // inside an object, json.Decoder gives each member's name as a string
 		var value json.RawMessage
-		if err := decoder.Decode(&value); err != nil {
-			return u, syntaxError(err)
+		if nameEnd := decoder.InputOffset(); decoder.Decode(&value) != nil {
+			return u, syntaxError(body, valueStart(body, nameEnd))
 		}
 		var field *bodyField
 		switch member {
@@ -153,7 +167,7 @@ func decodeUserBody(body []byte) (userBody, error) {
 		}
 	}
 	if _, err := decoder.Token(); err != nil { // the closing brace
-		return u, syntaxError(err)
+		return u, syntaxError(body, 0)
 	}
 	if _, err := decoder.Token(); err != io.EOF {
 		return u, badRequest("the body must hold one JSON object and nothing after it")
@@ -207,17 +221,35 @@ func (u userBody) idIsThePaths(id int64) error {
 	return nil
 }
 
-// syntaxError turns a decoding error into a 400 that says where the JSON breaks, in our words:
-// no Go type name reaches the client.
-func syntaxError(err error) error {
+// syntaxError is the 400 of a body that is not valid JSON, saying where: the byte offset, counted
+// from 0, of the first byte that cannot continue valid JSON, or the body's length when it ends
+// too soon. json.Decoder.Token counts offsets its own way, so the JSON is read again by a
+// json.Decoder from where the walk began the part that failed: from the body's start, or from
+// the start of a member's value, within which encoding/json counts its 10,000 levels of nesting
+// as the walk did. Its SyntaxError.Offset counts the bytes read up to and including the bad one,
+// and JSON that ends too soon is io.ErrUnexpectedEOF. No Go type name reaches the client.
+func syntaxError(body []byte, from int) error {
+	err := json.NewDecoder(bytes.NewReader(body[from:])).Decode(new(json.RawMessage))
 	var syntax *json.SyntaxError
 	switch {
 	case errors.As(err, &syntax):
-		return badRequest(fmt.Sprintf("the body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset))
+		return badRequest(fmt.Sprintf("the body is not valid JSON: %s (at byte %d)", syntax.Error(), int64(from)+syntax.Offset-1))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return badRequest("the body is not valid JSON: it ends before the object does")
+		return badRequest(fmt.Sprintf("the body is not valid JSON: it ends before the object does (at byte %d, its length)", len(body)))
 	}
-	return badRequest("the body is not valid JSON")
+	return badRequest("the body is not valid JSON") // not reached: the walk stopped at a syntax error
+}
+
+// valueStart returns where the value of a member begins, its name ending at nameEnd: after white
+// space, a colon and white space (RFC 8259 §4). Without a colon it is 0, so that the missing colon
+// is found from the body's start.
+func valueStart(body []byte, nameEnd int64) int {
+	const whiteSpace = " \t\r\n" // RFC 8259 §2
+	rest := bytes.TrimLeft(body[nameEnd:], whiteSpace)
+	if !bytes.HasPrefix(rest, []byte(":")) {
+		return 0
+	}
+	return len(body) - len(bytes.TrimLeft(rest[1:], whiteSpace))
 }
 
 // A presence says whether a body must give a field: POST and PUT must give both, PATCH only the

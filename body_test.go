@@ -262,9 +262,9 @@ func TestMalformedBodyIs400WithAMessageNamingTheProblem(t *testing.T) {
 		{"a missing colon", `{"name" "Carol"}`, "the body is not valid JSON: * (at byte 8)"},
 		{"a comma before the brace", `{"name":"Carol",}`, "the body is not valid JSON: * (at byte 16)"},
 		{"a single quote", `{'name':'Carol'}`, "the body is not valid JSON: * (at byte 1)"},
-		{"a cut-off object", `{"name":"Carol","email":"carol@exa`, cutOff},
-		{"an object without its brace", `{"name":"Carol"`, cutOff},
-		{"a brace alone", `{`, cutOff},
+		{"a cut-off object", `{"name":"Carol","email":"carol@exa`, cutOff + " (at byte 34, its length)"},
+		{"an object without its brace", `{"name":"Carol"`, cutOff + " (at byte 15, its length)"},
+		{"a brace alone", `{`, cutOff + " (at byte 1, its length)"},
 		{"an unknown field is named", `{"name":"Carol","email":"carol@example.com","age":36}`, `unknown field "age": a user has only name and email`},
 		{"member names are case-sensitive", `{"Name":"Carol","email":"carol@example.com"}`, `unknown field "Name": a user has only name and email`},
 		{"a long unknown field is cut short", `{"` + strings.Repeat("a", 41) + `":1}`,
@@ -538,5 +538,83 @@ func TestPatchNeedsAtLeastOneFieldAndRefusesNull(t *testing.T) {
 				t.Errorf("set %s, %v; want %s", bodyFieldsText(fields), err, bodyFieldsText(tt.set))
 			}
 		})
+	}
+}
+
+// A syntax error names the byte offset, counted from 0, of the first byte that cannot continue
+// valid JSON; a body that ends too soon names its length. "^" marks the byte in each body.
+func TestSyntaxErrorNamesTheOffsetOfTheFirstBadByte(t *testing.T) {
+	for _, tt := range []struct{ name, body string }{
+		{"a bad escape", `{"id":1,   "name":"x\^q"}`},
+		{"an unexpected character", `{"name":^x}`},
+		{"a decimal point without digits", `{"name": 1.^}`},
+		{"a trailing comma", `{"name":"a",^}`},
+		{"two commas", `{"name":"a",^,}`},
+		{"a missing colon", `{"name" ^"a"}`},
+		{"a leading zero", `{"id":0^1}`},
+		{"a control character in a string", "{\"name\":\"a^\x01\"}"},
+		{"a bad \\u escape", `{"name":"\u12^G4"}`},
+		{"a bad literal", `{"name":tru^}`},
+		{"a bad byte first", `^x`},
+		{"after white space", "  \n{^'name':1}"},
+		{"deep in a long body", `{"name":"` + strings.Repeat("a", 5000) + `\^x"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			offset := strings.Index(tt.body, "^")
+			_, err := decodeUserBody([]byte(strings.Replace(tt.body, "^", "", 1)))
+			var e *apiError
+			if !errors.As(err, &e) || !strings.HasSuffix(e.message, fmt.Sprintf("(at byte %d)", offset)) {
+				t.Errorf("error %v, want one that ends (at byte %d)", err, offset)
+			}
+		})
+	}
+	for _, body := range []string{`{"name":`, `{"name":"a"   `, `{`, `  {`, `{"name":"a\`} {
+		_, err := decodeUserBody([]byte(body))
+		if want := fmt.Sprintf("the body is not valid JSON: it ends before the object does (at byte %d, its length)", len(body)); err == nil || err.Error() != want {
+			t.Errorf("%q: error %v, want %q", body, err, want)
+		}
+	}
+}
+
+// Media types compare as ASCII, case-insensitively, with only spaces and tabs around their parts
+// (RFC 9110 §8.3.1, §5.6.3): a letter whose Unicode lower case is ASCII, or a no-break space, is 415.
+func TestMediaTypeIsComparedAsASCII(t *testing.T) {
+	for _, tt := range []struct {
+		contentType string
+		status      int
+	}{
+		{"application/json", 0}, {"APPLICATION/Json", 0}, {"application/json\t;\tcharset=UTF-8", 0},
+		{"applİcation/json", 415}, {"application/json\u00a0", 415}, {"\u00a0application/json", 415},
+		{"application/json; charset=utf-8\u00a0", 415}, {"application/json; charset=\"utf-8\u212a\"", 415},
+		{"application/\u212Aon", 415}, {"application/json\v", 415},
+	} {
+		r := httptest.NewRequest("POST", "/api/users", strings.NewReader("{}"))
+		r.Header.Set("Content-Type", tt.contentType)
+		_, err := readJSONBody(httptest.NewRecorder(), r)
+		var e *apiError
+		if status := 0; errors.As(err, &e) {
+			status = e.status
+			if status != tt.status {
+				t.Errorf("Content-Type %q: status %d, want %d", tt.contentType, status, tt.status)
+			}
+		} else if err != nil || tt.status != 0 {
+			t.Errorf("Content-Type %q: error %v, want status %d", tt.contentType, err, tt.status)
+		}
+	}
+}
+
+// encoding/json's limit of 10,000 levels of nesting counts within each member's value: a value
+// nested 10,000 deep is read (and is then the wrong type), and the byte that opens level 10,001
+// is the syntax error's offset.
+func TestNestingIsCountedWithinAMembersValue(t *testing.T) {
+	deep := func(levels int) string {
+		return `{"name": ` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}`
+	}
+	if _, err := decodeUserBody([]byte(deep(10000))); err == nil || err.Error() != "name must be a string" {
+		t.Errorf("10,000 levels: error %v, want name must be a string", err)
+	}
+	_, err := decodeUserBody([]byte(deep(10001)))
+	if want := fmt.Sprintf("(at byte %d)", len(`{"name": `)+10000); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("10,001 levels: error %v, want one that ends %s", err, want)
 	}
 }

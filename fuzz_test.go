@@ -287,7 +287,7 @@ func FuzzParseID(f *testing.F) {
 		reference, err := strconv.ParseInt(id, 10, 64)
 		canonical := err == nil && reference > 0 && strconv.FormatInt(reference, 10) == id
 		if id == "." || id == ".." {
-			return // the path itself is not clean: the mux redirects it
+			return // the path itself is not clean: the service redirects it (308)
 		}
 		r := httptest.NewRequest("GET", "/api/users/"+url.PathEscape(id), nil)
 		r.Header.Set("Authorization", "Bearer "+readToken)

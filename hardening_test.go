@@ -59,8 +59,8 @@ type hardeningRequest struct {
 }
 
 const (
-	// hardeningRedirect stands for the redirect ServeMux sends to a path not in clean form: 301 up
-	// to Go 1.25, 307 from Go 1.26 (docs/api.md, "Routes").
+	// hardeningRedirect stands for the redirect the service sends to a path not in clean form:
+	// 308 with Location a path on this server (docs/api.md, "Routes").
 	hardeningRedirect = 3
 	// hardeningAnyClientError stands for any 4xx, where docs/api.md leaves the choice open.
 	hardeningAnyClientError = 4
@@ -217,7 +217,7 @@ func hardeningCheckAnswer(t *testing.T, c hardeningRequest, w *httptest.Response
 	t.Helper()
 	switch {
 	case c.want == hardeningRedirect:
-		if w.Code != http.StatusMovedPermanently && w.Code != http.StatusTemporaryRedirect {
+		if w.Code != http.StatusPermanentRedirect {
 			t.Fatalf("status %d, want a redirect to the clean path; body %.300s", w.Code, w.Body)
 		}
 		// "//host/..." would send the client to another host (an open redirect).
@@ -731,7 +731,7 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 					t.Fatalf("status %d, want a 4xx", answer.StatusCode)
 				}
 			case hardeningRedirect:
-				if answer.StatusCode != http.StatusMovedPermanently && answer.StatusCode != http.StatusTemporaryRedirect {
+				if answer.StatusCode != http.StatusPermanentRedirect {
 					t.Fatalf("status %d, want a redirect", answer.StatusCode)
 				}
 			default:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 //	observe           request id, nosniff, the access log line, and a panic answered as a JSON 500
 //	allowCrossOrigin  the CORS headers, when -cors-origin is set
 //	guardAPI          under /api/: Vary, Cache-Control, -delay, and the bearer token (401)
+//	redirectToClean   a path not in clean form: 308 to its clean form
 //	the mux           the routes of users.go, with JSON 404 and 405
 
 // observe gives each request its id, logs it once it is answered, and turns a panic into a JSON 500.
@@ -121,7 +121,7 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 			writeError(w, r, a.log, badRequest("the request target must be a path, such as /api/users"))
 			return
 		}
-		if !isAPIPath(r.URL.Path) {
+		if !isAPIPath(sentPath(r)) && !isAPIPath(r.URL.Path) { // as sent, and with its escapes decoded
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -152,9 +152,91 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 	})
 }
 
-// isAPIPath reports whether a path is under /api/ once cleaned: //api/users's redirect needs a token.
+// isAPIPath reports whether a path is under /api/: whether its clean form (cleanPath) begins with
+// /api/. guardAPI asks it of the path as sent and of the path with its escapes decoded, so //api/
+// (clean form /api/), /x/../api/users and /%2Fapi/users need a token as /api/users does, and an
+// anonymous caller learns nothing about what is under /api/, not even from a redirect.
 func isAPIPath(p string) bool {
-	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(path.Clean(p), "/api/")
+	return strings.HasPrefix(cleanPath(p), "/api/")
+}
+
+// redirectToClean answers a path not in clean form itself, on every route: 308 (permanent, the
+// method and body kept: RFC 9110 §15.4.9) with Location its clean form, escapes as sent and the
+// query kept. It runs before ServeMux, whose own redirect re-escapes what was escaped
+// (/api//%75sers to /api/%2575sers) and whose status changed between Go versions. A path clean
+// as sent whose escapes decode to one that is not (/api/%2E%2E/healthz, /%2Fapi/users) names
+// nothing here, since %2E is not a dot and %2F not a slash: 404, before ServeMux would clean it.
+func (a *api) redirectToClean(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent := sentPath(r)
+		switch clean := cleanPath(sent); {
+		case clean != sent:
+			clean = escapeNonURIBytes(clean)
+			location := clean
+			if r.URL.RawQuery != "" || r.URL.ForceQuery {
+				location += "?" + r.URL.RawQuery
+			}
+			writeError(w, r, a.log, newError(http.StatusPermanentRedirect, "this path is not in clean form: it is "+clean).
+				withHeader("Location", location))
+		case cleanPath(r.URL.Path) != r.URL.Path:
+			writeError(w, r, a.log, newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users"))
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// sentPath is the path of the request target exactly as the client sent it, percent-escapes
+// and all. r.URL.EscapedPath would give another escaping of the same path when the client's
+// escapes are not the ones Go would choose.
+func sentPath(r *http.Request) string {
+	if p, _, _ := strings.Cut(r.RequestURI, "?"); strings.HasPrefix(p, "/") {
+		return p
+	}
+	return r.URL.EscapedPath() // an absolute-form target (RFC 9112 §3.2.2) names a scheme and host first
+}
+
+// escapeNonURIBytes percent-encodes the bytes that a URI's path may not hold (RFC 3986 §3.3:
+// unreserved, sub-delims, ":", "@", "/" and the escapes themselves may stay), which a client can
+// still send in a request line. So a backslash, which browsers read as a slash, cannot turn the
+// Location /\evil.example into another host; every byte a URI may hold stays exactly as sent.
+func escapeNonURIBytes(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; isASCIIAlphanumeric(rune(c)) || strings.IndexByte("-._~!$&'()*+,;=:@/%", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// cleanPath returns the clean form of a path that begins with "/": its dot segments removed as
+// RFC 3986 §5.2.4 says ("." goes, ".." takes away the segment before it, if any) and its empty
+// segments merged, so "/api//users/./" is "/api/users/". A trailing slash, or a "." or ".." at the
+// end, leaves the path ending in "/", as §5.2.4 does. Percent-escapes are segments' bytes like any
+// other: "%2E" is not a dot. A path is clean when cleanPath gives it back unchanged.
+func cleanPath(p string) string {
+	segments := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	kept := make([]string, 0, len(segments))
+	for i, segment := range segments {
+		last := i == len(segments)-1
+		switch segment {
+		case "..":
+			if len(kept) > 0 {
+				kept = kept[:len(kept)-1]
+			}
+		case ".", "":
+		default:
+			kept = append(kept, segment)
+			continue
+		}
+		if last {
+			kept = append(kept, "") // the path ends in "/"
+		}
+	}
+	return "/" + strings.Join(kept, "/")
 }
 
 // corsPolicy is the -cors-origin setting: the origins whose pages may call the API from a browser,

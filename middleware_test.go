@@ -402,3 +402,61 @@ func TestClientThatLeavesDuringTheDelayIsLoggedWithoutAStatus(t *testing.T) {
 		t.Errorf("the log has %v, want one record of the request, with no status", gone)
 	}
 }
+
+// cleanPath removes dot segments as RFC 3986 §5.2.4 does and merges empty segments, on the path as
+// sent: a percent-escape is bytes like any other, so %2E is not a dot and %2F not a slash.
+func TestCleanPathRemovesDotSegmentsAndMergesEmptyOnes(t *testing.T) {
+	for _, tt := range []struct{ path, clean string }{
+		{"/", "/"}, {"/api/users", "/api/users"}, {"/api/users/", "/api/users/"},
+		{"//", "/"}, {"/api//users", "/api/users"}, {"//api/", "/api/"}, {"/api/users//", "/api/users/"},
+		{"/./api/users", "/api/users"}, {"/api/./users", "/api/users"}, {"/api/users/.", "/api/users/"},
+		{"/api/x/../users", "/api/users"}, {"/api/users/..", "/api/"}, {"/..", "/"}, {"/../..//api", "/api"},
+		{"/a/..//b", "/b"}, {"/api//%75sers", "/api/%75sers"}, {"/api/%2E%2E/users", "/api/%2E%2E/users"},
+		{"/%2Fapi/users", "/%2Fapi/users"}, {"/api/.../users", "/api/.../users"}, {"/api/..x/.x", "/api/..x/.x"},
+	} {
+		if got := cleanPath(tt.path); got != tt.clean {
+			t.Errorf("cleanPath(%q) = %q, want %q", tt.path, got, tt.clean)
+		}
+	}
+}
+
+// A path not in clean form is answered 308 with Location its clean form, escapes as sent and the
+// query kept, and the JSON error body; under /api/ only once the token is valid, OPTIONS aside.
+// A path clean as sent whose escapes decode to one that is not names nothing: 404.
+func TestUncleanPathIs308ToItsCleanForm(t *testing.T) {
+	ts := newTestServer(t)
+	for _, tt := range []struct {
+		method, target, token string
+		status                int
+		location              string
+	}{
+		{"GET", "/api//%75sers", readToken, 308, "/api/%75sers"},
+		{"GET", "/api//%75sers", "", 401, ""},
+		{"GET", "//api/", "", 401, ""},
+		{"GET", "//api/", readToken, 308, "/api/"},
+		{"GET", "/x/../api/users?page=2&q=a%20b", readToken, 308, "/api/users?page=2&q=a%20b"},
+		{"DELETE", "/api/users/./7", readToken, 308, "/api/users/7"},
+		{"OPTIONS", "/api//products", "", 308, "/api/products"},
+		{"GET", "//healthz", "", 308, "/healthz"},
+		{"GET", "//api", "", 308, "/api"},
+		{"GET", "/./%5C/evil.example", "", 308, "/%5C/evil.example"},
+		{"GET", "/%2Fapi/users", "", 401, ""},
+		{"GET", "/%2Fapi/users", readToken, 404, ""},
+		{"GET", "/api/%2E%2E/healthz", readToken, 404, ""},
+		{"GET", "/assets/%2E%2E/%2E%2E/etc/passwd", "", 404, ""},
+	} {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, tt.target, nil)
+			if tt.token != "" {
+				r.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			w := ts.serve(r)
+			wantStatus(t, w, tt.status)
+			wantHeaders(t, w.Header(), map[string]string{"Location": tt.location, "Content-Type": "application/json"})
+			if tt.status == http.StatusPermanentRedirect {
+				clean, _, _ := strings.Cut(tt.location, "?")
+				wantError(t, w, tt.status, "this path is not in clean form: it is "+clean)
+			}
+		})
+	}
+}

@@ -36,7 +36,7 @@ func newServer(cfg config, log *slog.Logger, store *userStore) (http.Handler, er
 		requestIDPrefix: randomHex(4) + "-"}
 	mux := http.NewServeMux()
 	a.addRoutes(mux)
-	return a.observe(a.allowCrossOrigin(a.guardAPI(mux))), nil
+	return a.observe(a.allowCrossOrigin(a.guardAPI(a.redirectToClean(mux)))), nil
 }
 
 // The methods each path takes, as Allow names them on OPTIONS and on a 405 (RFC 9110 §10.2.1).

@@ -7,8 +7,9 @@
 // A server on a certificate of its own, such as a self-signed one, is checked with that
 // certificate to trust, as curl's --cacert: -url https://localhost:8443 -cacert cert.pem.
 //
-// It creates users of its own, with a tag unique to the run, and deletes them at the end; it never
-// changes data it did not create. Exit status: 0 when no rule failed, 1 when one did, 2 when the
+// It creates users of its own, with a tag unique to the run, and deletes them at the end (unless
+// -keep asks to leave them, so that a failure's curl line can be sent again); it never changes data
+// it did not create, and its rules read only its own users, so several runs may share a server. Exit status: 0 when no rule failed, 1 when one did, 2 when the
 // run could not proceed.
 package main
 
@@ -51,6 +52,7 @@ type options struct {
 	junit, json   string // the files to write the results to
 	baseline      string // the file of known failures
 	list, verbose bool
+	keep          bool // leave the run's users in place at its end
 }
 
 // run is the whole command, given what main takes from the process; it returns the exit status.
@@ -70,7 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return allPassed
 	}
 	cfg := kit.Config{URL: opts.url, WriteToken: getenv("USERS_WRITE_TOKEN"), ReadToken: getenv("USERS_READ_TOKEN"), Origin: opts.origin,
-		CACert: opts.cacert}
+		CACert: opts.cacert, Keep: opts.keep}
 	if cfg.WriteToken == "" {
 		fmt.Fprintln(stderr, "conformance: USERS_WRITE_TOKEN is not set: set it to a token that may read and write "+
 			"(and USERS_READ_TOKEN to one that may only read, if the server has one)")
@@ -128,6 +130,8 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 		"curl's --cacert: only these, and the server's name is still checked; the curl lines say it too")
 	flags.BoolVar(&opts.list, "list", false, "list the rules, with their tier, source and section of docs/api.md, and send nothing")
 	flags.BoolVar(&opts.verbose, "v", false, "show every rule, not only those that fail")
+	flags.BoolVar(&opts.keep, "keep", false, "leave the users the run created in place at its end, so that a failure's curl line can be sent\n"+
+		"again afterwards (the report names the run's tag, which their e-mails hold)")
 	if err := flags.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stdout, "Usage: conformance -url URL [flags]\n\nChecks a server against the rules of the users API (docs/api.md).\n"+
 			"Tokens come from the environment: USERS_WRITE_TOKEN (read and write) and USERS_READ_TOKEN\n"+

@@ -30,24 +30,25 @@ func writeReport(w io.Writer, report *kit.Report, baseline kit.Baseline, verbose
 			continue
 		}
 		fmt.Fprintf(w, "%-13s %s\n", topic, counts(results))
-		var skipReasons []string // in the order they first come
-		skipped := map[string]int{}
+		var skipReasons []string         // in the order they first come
+		skipped := map[string][]string{} // the rules skipped for each reason, each with its tier
 		for _, r := range results {
 			switch {
 			case r.Status == kit.Failed:
 				writeFailure(w, r)
 			case r.Status == kit.Skipped && verbose:
-				fmt.Fprintf(w, "  skip %s: %s\n", r.Rule.ID, r.Reason)
+				fmt.Fprintf(w, "  skip %s [%s]: %s\n", r.Rule.ID, r.Rule.Tier, r.Reason)
 			case r.Status == kit.Skipped:
-				if skipped[r.Reason]++; skipped[r.Reason] == 1 {
+				if len(skipped[r.Reason]) == 0 {
 					skipReasons = append(skipReasons, r.Reason)
 				}
+				skipped[r.Reason] = append(skipped[r.Reason], fmt.Sprintf("%s [%s]", r.Rule.ID, r.Rule.Tier))
 			case verbose:
 				fmt.Fprintf(w, "  ok   %s\n", r.Rule.ID)
 			}
 		}
-		for _, reason := range skipReasons {
-			fmt.Fprintf(w, "  %d skipped: %s\n", skipped[reason], reason)
+		for _, reason := range skipReasons { // which rules, and why
+			fmt.Fprintf(w, "  %d skipped (%s): %s\n", len(skipped[reason]), strings.Join(skipped[reason], ", "), reason)
 		}
 	}
 	fmt.Fprintln(w)
@@ -67,9 +68,13 @@ func writeReport(w io.Writer, report *kit.Report, baseline kit.Baseline, verbose
 	if len(nowPassing) > 0 {
 		fmt.Fprintf(w, "In the baseline but passing now, so it can lose them: %s.\n", strings.Join(nowPassing, ", "))
 	}
-	if len(report.Leftovers) == 0 {
+	switch {
+	case report.Kept:
+		fmt.Fprintf(w, "Checked in %s; the users of the run are kept, as -keep asked, so a curl line can be sent again: "+
+			"they are those whose e-mail holds %s (GET /api/users?q=%s lists them).\n", report.Duration.Round(time.Millisecond), report.Tag, report.Tag)
+	case len(report.Leftovers) == 0:
 		fmt.Fprintf(w, "Checked in %s; the users of the run (tag %s) are deleted.\n", report.Duration.Round(time.Millisecond), report.Tag)
-	} else {
+	default:
 		fmt.Fprintf(w, "Checked in %s; %d users of the run (tag %s) could not be deleted: see stderr.\n",
 			report.Duration.Round(time.Millisecond), len(report.Leftovers), report.Tag)
 	}

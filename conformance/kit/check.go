@@ -30,12 +30,21 @@ func failf(x *reply, expected, got string) error {
 	return &failure{exchange: x, expected: expected, got: got}
 }
 
-// A skip is a rule that could not be checked, and why.
-type skip struct{ reason string }
+// A skip is a rule that could not be checked, and why; exchange is the answer that stopped it, if
+// one did. A must rule that could not be checked fails the run (runner.check).
+type skip struct {
+	reason   string
+	exchange *reply
+}
 
 func (s *skip) Error() string { return s.reason }
 
-func skipf(format string, args ...any) error { return &skip{fmt.Sprintf(format, args...)} }
+func skipf(format string, args ...any) error { return &skip{reason: fmt.Sprintf(format, args...)} }
+
+// cannotRun is the skip of a rule that an answer stopped before its check: x is that answer.
+func cannotRun(x *reply, format string, args ...any) error {
+	return &skip{reason: fmt.Sprintf(format, args...), exchange: x}
+}
 
 // firstError returns the first of errs that is not nil: checks read as a list of what must hold.
 func firstError(errs ...error) error {
@@ -186,6 +195,13 @@ func (x *reply) errorBody() error {
 	return nil
 }
 
+// errorMessage is the message of an error body, or "" when there is none.
+func (x *reply) errorMessage() string {
+	var body struct{ Error string }
+	json.Unmarshal(x.responseBody, &body)
+	return body.Error
+}
+
 // fieldsAre checks the fields object of a 400: a non-empty string for each of names and no other
 // member, or no fields at all when names is empty.
 func (x *reply) fieldsAre(names ...string) error {
@@ -304,9 +320,23 @@ func (x *reply) listIDs(want ...int64) error {
 		want = []int64{}
 	}
 	if !slices.Equal(l.ids(), want) {
-		return failf(x, fmt.Sprintf("data holding the users %v, in that order", want), fmt.Sprintf("the users %v", l.ids()))
+		return failf(x, "data holding the users "+l.describe(want)+", in that order", "the users "+l.describe(l.ids()))
 	}
 	return nil
+}
+
+// describe names users by id, each with the name and e-mail the list gives it, so that a failure
+// of an order shows what was compared, not ids alone.
+func (l list) describe(ids []int64) string {
+	parts := []string{}
+	for _, id := range ids {
+		part := strconv.FormatInt(id, 10)
+		if i := slices.IndexFunc(l.Data, func(u user) bool { return u.ID == id }); i >= 0 {
+			part += fmt.Sprintf(" (name %q, email %q)", l.Data[i].Name, l.Data[i].Email)
+		}
+		parts = append(parts, part)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // strongTag matches a strong entity tag (RFC 9110 §8.8.3): etagc is %x21 / %x23-7E / obs-text.

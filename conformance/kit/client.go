@@ -261,7 +261,7 @@ func (c *Client) newUserWith(name, email string) (user, error) {
 	x := c.write(http.MethodPost, collection, userJSON(name, email))
 	u, err := x.decodeUser()
 	if x.status/100 != 2 || err != nil {
-		return user{}, skipf("could not create a user to check this: POST /api/users answered %s (see the create rules)", x.statusLine())
+		return user{}, cannotRun(x, "could not create a user to check it: POST /api/users answered %s, not 201 with the user", x.statusLine())
 	}
 	return u, nil
 }
@@ -286,7 +286,7 @@ func (c *Client) gone() (user, error) {
 		return u, err
 	}
 	if x := c.remove(u.path()); x.status/100 != 2 {
-		return u, skipf("could not delete a user to check this: DELETE answered %s (see the delete rules)", x.statusLine())
+		return u, cannotRun(x, "could not delete a user to check it: DELETE %s answered %s, not 204", u.path(), x.statusLine())
 	}
 	return u, nil
 }

@@ -2,8 +2,10 @@ package kit
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -498,11 +500,48 @@ func createRules() []Rule {
 		},
 		{
 			ID: "create/content-encoding-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A POST whose body has a Content-Encoding (gzip) is 415, and creates nothing.",
+			Requirement: "A POST whose body has a Content-Encoding header, gzip, identity or empty, is 415, and creates nothing.",
 			check: func(c *Client) error {
-				email := c.email()
-				x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email), "Content-Encoding", "gzip")
-				return firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email))
+				for _, coding := range []string{"gzip", "identity", ""} {
+					email := c.email()
+					x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email), "Content-Encoding", coding)
+					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "create/media-type-ascii-415", Tier: Reference, Source: "RFC 9110 §8.3.1, §5.6.3; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "Media types compare as ASCII, case-insensitively, with only spaces and tabs around their parts: a Content-Type holding a byte that is not " +
+				"visible ASCII, space or tab is 415, so applİcation/json (a capital dotted I, U+0130) and application/json followed by a no-break space (U+00A0) are 415.",
+			check: func(c *Client) error {
+				for _, contentType := range []string{"applİcation/json", "application/json\u00a0", "application/\u212Aon"} {
+					email := c.email()
+					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email),
+						header: []string{"Content-Type", contentType}})
+					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "create/syntax-error-offset", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "A syntax error's message names the byte offset, counted from 0, of the first byte that cannot continue valid JSON, or the body's length when it ends too soon; body → offset: " + describeOffsets(syntaxErrors),
+			check: func(c *Client) error {
+				for _, tt := range syntaxErrors {
+					x := c.write(http.MethodPost, collection, tt.body)
+					if err := x.statusIs(http.StatusBadRequest); err != nil {
+						return err
+					}
+					if !mentionsNumber(x.errorMessage(), tt.offset) {
+						return failf(x, fmt.Sprintf("an error message that names the offset %d", tt.offset), x.summary())
+					}
+				}
+				return nil
 			},
 		},
 		{
@@ -627,4 +666,45 @@ func (x *reply) tagIsCurrent(c *Client, path string) error {
 		return failf(x, "the ETag a GET of "+path+" answers with, "+current.responseHeader.Get("ETag"), "ETag: "+etag)
 	}
 	return nil
+}
+
+// syntaxErrors are bodies that are not valid JSON, each with the offset a message names: the
+// first byte that cannot continue valid JSON (counted from 0), or the length of a body that ends
+// too soon. No body holds a number that could be mistaken for its offset.
+var syntaxErrors = []struct {
+	body   string
+	offset int
+}{
+	{`{"name":"Kit\q"}`, 13},        // a bad escape: the q
+	{`{"name": 1.}`, 11},            // a decimal point without digits: the }
+	{`{"name":"Kit",}`, 14},         // a trailing comma: the }
+	{`{"name" "Kit"}`, 8},           // no colon: the second "
+	{`   x`, 3},                     // a byte no value begins with, after white space
+	{`{"name":tru}`, 11},            // a literal cut short: the }
+	{`{"name":`, 8},                 // ends too soon: the body's length
+	{`{"name":"Kit","email":"`, 23}, // ends in a string: the body's length
+}
+
+// describeOffsets lists the bodies and their offsets, for a requirement.
+func describeOffsets(cases []struct {
+	body   string
+	offset int
+}) string {
+	var pairs []string
+	for _, tt := range cases {
+		if tt.offset >= 0 {
+			pairs = append(pairs, fmt.Sprintf("%s → %d", tt.body, tt.offset))
+		}
+	}
+	return strings.Join(pairs, ", ") + "."
+}
+
+// mentionsNumber reports whether a message holds n as a number of its own, not within a longer one.
+func mentionsNumber(message string, n int) bool {
+	for _, m := range regexp.MustCompile(`[0-9]+`).FindAllString(message, -1) {
+		if m == strconv.Itoa(n) {
+			return true
+		}
+	}
+	return false
 }

@@ -21,7 +21,18 @@ import (
 // function; replace/id-of-the-path-taken takes the id only as a JSON integer (7.0 is 400); and
 // precondition/unquoted-is-not-a-tag and precondition/nothing-matches-after-a-non-tag also cover
 // * within a list, tags without a comma between them, and an empty value.
-const Version = "1.1.0"
+//
+// 1.2.0 has the service's own redirect of a path not in clean form: 308 with the exact Location
+// (reachable/unclean-path-redirected, reachable/options-unclean-path-redirected), JSON like every
+// answer (reachable/unclean-path-redirect-is-json, which replaces unclean-path-redirect-is-html);
+// adds reachable/unclean-path-under-api-needs-a-token, reachable/escaped-dots-and-slashes-are-not-cleaned,
+// create/media-type-ascii-415, create/syntax-error-offset, list/link-exact, list/304-carries-link and
+// list/first-query-problem-named; create/content-encoding-415 also sends identity and an empty
+// value, and patch/empty-400 the path's id alone. list/pages-of-the-whole-list and
+// precondition/if-none-match-304 read only the rule's own users, and
+// precondition/if-match-on-post-current tries again when another client changed the list, so
+// several runs may share a server. A must rule that could not run now fails the run.
+const Version = "1.2.0"
 
 // A Tier says how binding a rule is. A port in another language can pass Must without copying any
 // choice of this reference.

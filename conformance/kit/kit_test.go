@@ -272,14 +272,14 @@ func TestRunSkipsTheRulesItCannotCheck(t *testing.T) {
 	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, Origin: "http://localhost:3000"},
 		rule("test/roles", ReadToken, func(c *Client) error { return nil }),
 		rule("test/cors", AllowedOrigin, func(c *Client) error { return nil }),
-		rule("test/no-user", OwnUsers, func(c *Client) error {
+		shouldRule("test/no-user", OwnUsers, func(c *Client) error {
 			fake.createdStatus = http.StatusInternalServerError
 			defer func() { fake.createdStatus = http.StatusCreated }()
 			_, err := c.newUser("Kit Ann")
 			return err
 		}))
 	for i, want := range []string{"USERS_READ_TOKEN is not set", `does not allow the origin "http://localhost:3000"`,
-		"could not create a user to check this: POST /api/users answered 500 Internal Server Error"} {
+		"could not create a user to check it: POST /api/users answered 500 Internal Server Error"} {
 		if r := report.Results[i]; r.Status != Skipped || !strings.Contains(r.Reason, want) {
 			t.Errorf("%s: %v, %q; want skipped, saying %q", r.Rule.ID, r.Status, r.Reason, want)
 		}
@@ -287,6 +287,34 @@ func TestRunSkipsTheRulesItCannotCheck(t *testing.T) {
 	if users := fake.all(); len(users) != 0 {
 		t.Errorf("the user a failed create made is still there: %v", users)
 	}
+}
+
+// A must rule that an answer stopped before its check fails the run, saying why, with the curl
+// line of that answer: a port's own bug must not pass a must rule by quietly skipping it. A rule
+// the run was not given what it needs (a read token) is skipped, whatever its tier.
+func TestMustRuleThatCannotRunFails(t *testing.T) {
+	fake, server := newFakeServer(t)
+	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken},
+		rule("test/no-user", OwnUsers, func(c *Client) error {
+			fake.createdStatus = http.StatusInternalServerError
+			defer func() { fake.createdStatus = http.StatusCreated }()
+			_, err := c.newUser("Kit Ann")
+			return err
+		}),
+		rule("test/roles", ReadToken, func(c *Client) error { return nil }))
+	r := report.Results[0]
+	if r.Status != Failed || !strings.Contains(r.Got, "could not run: could not create a user") || r.Exchange == nil || r.Exchange.Status != 500 {
+		t.Errorf("%s: %v, got %q, exchange %v; want a failure that says it could not run, with the POST", r.Rule.ID, r.Status, r.Got, r.Exchange)
+	}
+	if !report.Failed() || report.Results[1].Status != Skipped {
+		t.Errorf("the run failed %v, the rule of roles %v: want a failed run and a skip", report.Failed(), report.Results[1].Status)
+	}
+}
+
+func shouldRule(id string, needs Need, check func(c *Client) error) Rule {
+	r := rule(id, needs, check)
+	r.Tier = Should
+	return r
 }
 
 func TestBaselineMakesAFailureKnown(t *testing.T) {

@@ -94,12 +94,12 @@ func listRules() []Rule {
 		},
 		{
 			ID: "list/pages-of-the-whole-list", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "The pages of the whole list, in id order either way, are slices of it, and their total is its length.",
+			Requirement: "The pages of a list, in id order either way, are slices of the whole list of that query, and their total is its length (checked on ?q= the rule's own tag, so other clients' writes cannot change it).",
 			check: func(c *Client) error {
 				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3"); err != nil {
 					return err
 				}
-				whole, err := c.get(collection).decodeList()
+				whole, err := c.mine("").decodeList()
 				if err != nil {
 					return err
 				}
@@ -113,7 +113,7 @@ func listRules() []Rule {
 					{"sort=-id&page=1&per_page=2", reversed(ids[n-2:])},
 					{"sort=-id&per_page=2&page=2", reversed(ids[max(0, n-4) : n-2])},
 				} {
-					x := c.get(collection + "?" + tt.query)
+					x := c.mine(tt.query)
 					if err := x.listIDs(tt.want...); err != nil {
 						return err
 					}
@@ -217,7 +217,7 @@ func listRules() []Rule {
 		},
 		{
 			ID: "list/sort-by-name", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "sort=name orders by the name in lower case, then byte by byte; sort=-name is the reverse.",
+			Requirement: "sort=name compares names in lower case first; names equal in lower case then compare as sent, byte by byte (Ann before ann); then ids ascend. sort=-name is the reverse of the first two.",
 			check: func(c *Client) error {
 				users, err := c.newUsers("bob", "Ann", "ann", "Carl", "Ännie") // Ä sorts after z by bytes
 				if err != nil {
@@ -437,6 +437,69 @@ func listRules() []Rule {
 				return nil
 			},
 		},
+		{
+			ID: "list/link-exact", Tier: Reference, Source: "RFC 8288 §3; " + docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: `A page's Link is one header line, its relations in the order first, prev, next, last, separated by ", ", each ` +
+				`</api/users?page=P&per_page=N&...>; rel="R", the other parameters after per_page in the order email, q, sort, form-encoded: ` +
+				`?q=T&sort=-id&per_page=1&page=2 of 3 users gives </api/users?page=1&per_page=1&q=T&sort=-id>; rel="first", ` +
+				`</api/users?page=1&per_page=1&q=T&sort=-id>; rel="prev", </api/users?page=3&per_page=1&q=T&sort=-id>; rel="next", ` +
+				`</api/users?page=3&per_page=1&q=T&sort=-id>; rel="last".`,
+			check: func(c *Client) error {
+				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3"); err != nil {
+					return err
+				}
+				tag := url.QueryEscape(c.group + "-")
+				x := c.get(collection + "?q=" + tag + "&sort=-id&per_page=1&page=2")
+				link := func(page int, rel string) string {
+					return fmt.Sprintf(`</api/users?page=%d&per_page=1&q=%s&sort=-id>; rel="%s"`, page, tag, rel)
+				}
+				want := strings.Join([]string{link(1, "first"), link(1, "prev"), link(3, "next"), link(3, "last")}, ", ")
+				if got := x.responseHeader.Values("Link"); len(got) != 1 || got[0] != want {
+					return failf(x, "Link: "+want, describeHeader(x.responseHeader, "Link"))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/304-carries-link", Tier: Reference, Source: "RFC 9110 §15.4.5; " + docListing, Doc: docListing, Needs: OwnUsers,
+			Requirement: "The 304 of a page carries the Link header its 200 carries: RFC 9110 §15.4.5 has a 304 send the fields a 200 would, that a cache updates.",
+			check: func(c *Client) error {
+				if _, err := c.newUsers("Kit 1", "Kit 2"); err != nil {
+					return err
+				}
+				target := collection + "?q=" + c.group + "-&page=1&per_page=1"
+				page := c.get(target)
+				etag, err := page.etag()
+				if err != nil {
+					return err
+				}
+				x := c.get(target, "If-None-Match", etag)
+				return firstError(x.statusIs(http.StatusNotModified), x.headerIs("Link", page.responseHeader.Get("Link")))
+			},
+		},
+		{
+			ID: "list/first-query-problem-named", Tier: Reference, Source: docListing, Doc: docListing,
+			Requirement: "Of several problems in a query, a malformed query is reported first; else the parameters are taken in byte order of their names, " +
+				"and the first with a problem is named (given twice, then unknown, then its value): ?per_page=abc&page=0 names page, ?sort=age&q=a&q=b names q, " +
+				"?zz=1&zz=2&aa=1 names aa, ?pgae=1&%zz is malformed.",
+			check: func(c *Client) error {
+				for _, tt := range []struct{ query, named, notNamed string }{
+					{"per_page=abc&page=0", "page", "per_page"},
+					{"sort=age&q=a&q=b", "q", "sort"},
+					{"zz=1&zz=2&aa=1", "aa", "zz"},
+					{"pgae=1&%zz", "", "pgae"},
+				} {
+					x := c.get(collection + "?" + tt.query)
+					if err := firstError(x.statusIs(http.StatusBadRequest), x.errorBody()); err != nil {
+						return err
+					}
+					if message := x.errorMessage(); tt.named != "" && !mentionsWord(message, tt.named) || mentionsWord(message, tt.notNamed) {
+						return failf(x, fmt.Sprintf("a message that names %q and not %q", tt.named, tt.notNamed), x.summary())
+					}
+				}
+				return nil
+			},
+		},
 		listRefusal("list/bad-page-400", "page must be a whole number from 1 up, in canonical form (not 0, -1, 01, +1, 1.0, abc, empty, or beyond 2^63−1): else 400.",
 			"page=0", "page=-1", "page=01", "page=%2B1", "page=1.0", "page=abc", "page=", "page=9223372036854775808"),
 		listRefusal("list/bad-per-page-400", "per_page must be a whole number from 1 to 100, in canonical form (not 0, 101, 010, abc or empty): else 400.",
@@ -560,4 +623,10 @@ func (x *reply) linksAre(want map[string]string) error {
 		return failf(x, fmt.Sprintf("Link relations to the pages %v", want), describeHeader(x.responseHeader, "Link"))
 	}
 	return nil
+}
+
+// mentionsWord reports whether a message holds word with no letter, digit or _ on either side, so
+// that page is not found within per_page.
+func mentionsWord(message, word string) bool {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^A-Za-z0-9_])`).MatchString(message)
 }

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,14 +42,19 @@ func patchRules() []Rule {
 		},
 		{
 			ID: "patch/empty-400", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "An empty PATCH, {}, is 400 without fields: it changes nothing.",
+			Requirement: `An empty PATCH, {}, or one of the path's id alone, {"id": 7} on /api/users/7, is 400 without fields: it changes nothing.`,
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
 					return err
 				}
-				x := c.write(http.MethodPatch, u.path(), `{}`)
-				return firstError(x.refused(), c.unchanged(x, u))
+				for _, body := range []string{`{}`, fmt.Sprintf(`{"id": %d}`, u.ID)} {
+					x := c.write(http.MethodPatch, u.path(), body)
+					if err := firstError(x.refused(), c.unchanged(x, u)); err != nil {
+						return err
+					}
+				}
+				return nil
 			},
 		},
 		{

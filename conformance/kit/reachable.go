@@ -125,15 +125,16 @@ func reachableRules() []Rule {
 			},
 		},
 		{
-			ID: "reachable/unclean-path-redirect-is-html", Tier: Reference, Source: docResponses, Doc: docResponses,
-			Requirement: "The redirect of a path that is not clean is the one answer under /api/ that is not JSON: to GET it says Content-Type: text/html.",
+			ID: "reachable/unclean-path-redirect-is-json", Tier: Reference, Source: docRoutes, Doc: docResponses,
+			Requirement: `The 308 of a path not in clean form is JSON like every other answer: Content-Type: application/json and {"error": "this path is not in clean form: it is /api/users"}.`,
 			check: func(c *Client) error {
 				x := c.get("/api//users")
-				if err := x.statusIs(http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect); err != nil {
+				if err := firstError(x.statusIs(http.StatusPermanentRedirect), x.isJSON(), x.errorBody()); err != nil {
 					return err
 				}
-				if mediaType, _, _ := mime.ParseMediaType(x.responseHeader.Get("Content-Type")); mediaType != "text/html" {
-					return failf(x, "Content-Type: text/html; charset=utf-8", describeHeader(x.responseHeader, "Content-Type"))
+				var body struct{ Error string }
+				if json.Unmarshal(x.responseBody, &body); body.Error != "this path is not in clean form: it is /api/users" {
+					return failf(x, `{"error": "this path is not in clean form: it is /api/users"}`, excerpt(x.responseBody))
 				}
 				return nil
 			},
@@ -187,16 +188,15 @@ func reachableRules() []Rule {
 			},
 		},
 		{
-			ID: "reachable/unclean-path-redirected", Tier: Reference, Source: docRoutes, Doc: docRoutes,
-			Requirement: "A path that is not clean (//, /./, /../) is redirected to /api/users, once the token is valid: without one it is 401.",
+			ID: "reachable/unclean-path-redirected", Tier: Reference, Source: "RFC 9110 §15.4.9; RFC 3986 §5.2.4", Doc: docRoutes,
+			Requirement: "A path not in clean form (an empty segment, a . or .. segment) is 308 with Location its clean form, once the token is valid, without one 401; path → Location: " + describeCleanForms(uncleanPaths),
 			check: func(c *Client) error {
-				for _, path := range []string{"/api//users", "/api/./users", "/api/kit/../users"} {
-					if err := c.anonymously(http.MethodGet, path).statusIs(http.StatusUnauthorized); err != nil {
+				for _, p := range uncleanPaths {
+					if err := c.anonymously(http.MethodGet, p.path).statusIs(http.StatusUnauthorized); err != nil {
 						return err
 					}
-					x := c.get(path)
-					if err := firstError(x.statusIs(http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect),
-						x.headerIs("Location", collection)); err != nil {
+					x := c.get(p.path)
+					if err := firstError(x.statusIs(http.StatusPermanentRedirect), x.headerIs("Location", p.location)); err != nil {
 						return err
 					}
 				}
@@ -205,11 +205,32 @@ func reachableRules() []Rule {
 		},
 		{
 			ID: "reachable/options-unclean-path-redirected", Tier: Reference, Source: docRoutes, Doc: docRoutes,
-			Requirement: "OPTIONS of a path that is not clean is redirected too, without a token and before its path is looked at: /api//users and /api//products alike are 301, 307 or 308, not 204 or 404.",
+			Requirement: "OPTIONS of a path not in clean form is 308 too, without a token and before its path is looked at: /api//users and /api//products alike are 308, not 204 or 404.",
 			check: func(c *Client) error {
-				return every(func(x *reply) error {
-					return x.statusIs(http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect)
-				}, c.options("/api//users"), c.options("/api//products"))
+				return every(func(x *reply) error { return x.statusIs(http.StatusPermanentRedirect) },
+					c.options("/api//users"), c.options("/api//products"))
+			},
+		},
+		{
+			ID: "reachable/unclean-path-under-api-needs-a-token", Tier: Reference, Source: docAuth, Doc: docAuth,
+			Requirement: "A path is under /api/ when its clean form begins with /api/, taken of the path as sent or with its escapes decoded: " +
+				"without a token, //api/, /x/../api/users, /%2Fapi/users and /api%2Fusers are 401.",
+			check: func(c *Client) error {
+				for _, path := range []string{"//api/", "/x/../api/users", "/%2Fapi/users", "/api%2Fusers"} {
+					if err := c.anonymously(http.MethodGet, path).statusIs(http.StatusUnauthorized); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "reachable/escaped-dots-and-slashes-are-not-cleaned", Tier: Reference, Source: "RFC 3986 §2.2, §5.2.4; " + docRoutes, Doc: docRoutes,
+			Requirement: "%2E is not a dot and %2F not a slash: a path clean as sent is never redirected, and one whose escapes decode to a path not in clean form names nothing: " +
+				"GET /api/users/%2E%2E, /api/%2E/users and /api/%2Fusers are 404.",
+			check: func(c *Client) error {
+				return every(func(x *reply) error { return x.statusIs(http.StatusNotFound) },
+					c.get("/api/users/%2E%2E"), c.get("/api/%2E/users"), c.get("/api/%2Fusers"))
 			},
 		},
 		{
@@ -286,4 +307,26 @@ func hasRequestID(x *reply) error {
 		return failf(x, "one X-Request-Id of 1 to 64 characters of A-Z a-z 0-9 . _ -", describeHeader(x.responseHeader, "X-Request-Id"))
 	}
 	return nil
+}
+
+// uncleanPaths are paths not in clean form and the Location of each one's 308: dot segments
+// removed as RFC 3986 §5.2.4 says, empty segments merged, escapes and the query as sent.
+var uncleanPaths = []struct{ path, location string }{
+	{"/api//users", "/api/users"},
+	{"/api/./users", "/api/users"},
+	{"/api/kit/../users", "/api/users"},
+	{"//api/users/", "/api/users/"},
+	{"/api/users/.", "/api/users/"},
+	{"/api/users/kit/..", "/api/users/"},
+	{"/api//%75sers", "/api/%75sers"},
+	{"/api//users?page=1&q=a%20b", "/api/users?page=1&q=a%20b"},
+}
+
+// describeCleanForms lists the paths and their Locations, for a requirement.
+func describeCleanForms(paths []struct{ path, location string }) string {
+	var pairs []string
+	for _, p := range paths {
+		pairs = append(pairs, p.path+" → "+p.location)
+	}
+	return strings.Join(pairs, ", ") + "."
 }

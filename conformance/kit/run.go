@@ -34,6 +34,9 @@ type Config struct {
 	CACert string
 	// Baseline lists the rules known to fail: they are reported, but do not fail the run.
 	Baseline Baseline
+	// Keep leaves the users of the run in place at its end, so that a failure's curl line can be
+	// sent again afterwards; the report says so, and how to find them.
+	Keep bool
 }
 
 // A Baseline is a set of rule ids known to fail.
@@ -85,7 +88,7 @@ type Result struct {
 	// that request and its answer.
 	Expected, Got string
 	Exchange      *Exchange
-	// Reason says why a rule was skipped.
+	// Reason says why a rule was skipped, or why a must rule could not run.
 	Reason   string
 	Duration time.Duration
 }
@@ -115,6 +118,8 @@ type Report struct {
 	Duration time.Duration
 	// Leftovers names the users the run created and could not delete, and why.
 	Leftovers []string
+	// Kept is true when the run left its users in place, as Config.Keep asked.
+	Kept bool
 }
 
 // Counts returns how many rules passed, failed (known failures included) and were skipped.
@@ -199,7 +204,9 @@ func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 		}
 		report.Results = append(report.Results, r.check(ctx, i, rule))
 	}
-	report.Leftovers = r.cleanUp()
+	if report.Kept = cfg.Keep; !cfg.Keep {
+		report.Leftovers = r.cleanUp()
+	}
 	report.Duration = time.Since(start)
 	if ctx.Err() != nil {
 		return report, fmt.Errorf("the run was interrupted after %d of %d rules: %w", len(report.Results), len(rules), ctx.Err())
@@ -280,18 +287,27 @@ func (r *runner) check(ctx context.Context, i int, rule Rule) (result Result) {
 	start := time.Now()
 	result = Result{Rule: rule}
 	defer func() { result.Duration = time.Since(start) }()
-	err := r.unmetNeed(ctx, rule)
-	if err == nil {
-		c := &Client{run: r, ctx: ctx, rule: rule, group: fmt.Sprintf("%s-%d", r.tag, i+1)}
-		err = runCheck(c)
+	if err := r.unmetNeed(ctx, rule); err != nil { // the run was not given what the rule needs
+		result.Status, result.Reason = Skipped, r.hide(err.Error())
+		return result
 	}
+	c := &Client{run: r, ctx: ctx, rule: rule, group: fmt.Sprintf("%s-%d", r.tag, i+1)}
+	err := runCheck(c)
 	var failed *failure
 	var skipped *skip
 	switch {
 	case err == nil:
 		result.Status = Passed
+	case errors.As(err, &skipped) && rule.Tier == Must:
+		// A must rule that an answer of the server stopped is not met: a port's own bug (a
+		// connection left in a bad state, a create that fails) must not pass it by quietly.
+		result.Status, result.Known = Failed, r.cfg.Baseline[rule.ID]
+		result.Expected, result.Got = "the rule to run", r.hide("it could not run: "+skipped.reason)
+		result.Reason = r.hide(skipped.reason)
+		result.Exchange = r.reportExchange(skipped.exchange)
 	case errors.As(err, &skipped):
 		result.Status, result.Reason = Skipped, r.hide(skipped.reason)
+		result.Exchange = r.reportExchange(skipped.exchange)
 	case errors.As(err, &failed):
 		result.Status, result.Known = Failed, r.cfg.Baseline[rule.ID]
 		result.Expected, result.Got = r.hide(failed.expected), r.hide(failed.got)

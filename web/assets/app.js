@@ -20,7 +20,7 @@ const state = {
 // Reason phrases as Go's net/http writes them, for when fetch does not give the status text.
 const REASONS = {
   200: 'OK', 201: 'Created', 204: 'No Content', 301: 'Moved Permanently', 304: 'Not Modified',
-  307: 'Temporary Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
   404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 412: 'Precondition Failed',
   413: 'Request Entity Too Large', 415: 'Unsupported Media Type', 500: 'Internal Server Error',
   503: 'Service Unavailable',
