@@ -399,3 +399,10 @@ func goCommand(t *testing.T) string {
 	}
 	return goTool
 }
+
+// newTestServerOn is the service on a store of the test's own (one kept in a file, say), as the
+// flags given configure it.
+func newTestServerOn(t testing.TB, store *userStore, flags ...string) *testServer {
+	t.Helper()
+	return serverOn(t, store, testConfig(t, flags...))
+}

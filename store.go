@@ -200,9 +200,10 @@ func (f userFields) applyTo(u user) user {
 	return u
 }
 
-// create adds a user with the next id once allowed, run under the write lock so that no other
-// write comes between, lets it: the caller's preconditions on the whole collection. Then an e-mail
-// that is taken is errEmailTaken. Ids end at 2^63-1: after that one, errNoIDLeft.
+// create adds a user with the next id. First allowed, the caller's check (a POST's preconditions
+// on the whole collection), must return nil: it runs under the write lock, so no other write comes
+// between it and the create. Then an e-mail already taken is errEmailTaken. Ids end at 2^63-1:
+// after that one, errNoIDLeft.
 func (s *userStore) create(fields userFields, allowed func() error) (user, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
