@@ -1,0 +1,357 @@
+package blackbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Durability with -data (README, "Durability with -data"): the program, killed (SIGKILL) in the
+// middle of a concurrent write load and restarted on the same file, still has every write it
+// acknowledged. What it has is read over HTTP after the restart, never from the file: the file's
+// format is the program's own business.
+
+func TestAKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
+	needsProgram(t)
+	crashUnderLoad(t)
+}
+
+// A second program on the same -data file refuses to start (exit status 1, naming the lock), and
+// the first goes on serving.
+func TestASecondServerOnTheSameFileRefusesToStart(t *testing.T) {
+	switch runtime.GOOS {
+	case "linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly": // lock_unix.go
+	default:
+		t.Skipf("no file lock on %s", runtime.GOOS)
+	}
+	path := filepath.Join(t.TempDir(), "users.json")
+	first := crashStart(t, path)
+	second := launch(t, testTokens, "-addr", "127.0.0.1:0", "-data", path)
+	if status := second.wait(10 * time.Second); status != 1 || !strings.Contains(second.log.String(), "locked") {
+		t.Errorf("second server: exit status %d, want 1 with a message that the file is locked:\n%s", status, second.log)
+	}
+	if code, _, err := first.send("GET", "/healthz", ""); code != http.StatusOK {
+		t.Errorf("the first server after the second one tried: /healthz %d %v", code, err)
+	}
+}
+
+// The load: writers goroutines each create users and then PUT, PATCH and DELETE their own, so
+// every user has one writer and its last acknowledged state is known. Each round kills the server
+// while the load runs, restarts it on the same journal, and compares what it has with what was
+// acknowledged.
+const (
+	crashRounds  = 5
+	crashWriters = 24
+	crashKillAt  = 50 // acknowledged writes in a round before the kill may come
+)
+
+// crashUnderLoad runs the rounds of the load on the built program.
+func crashUnderLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	model := map[int64]*crashUser{} // every user ever acknowledged, deleted ones included
+	var owned [crashWriters][]*crashUser
+	server := crashStart(t, path)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d: the writers' choices and the moments of the kills", seed)
+	random := rand.New(rand.NewSource(seed))
+
+	for round := 1; round <= crashRounds; round++ {
+		maxID := int64(0)
+		for id := range model {
+			maxID = max(maxID, id)
+		}
+		workers := make([]*crashWorker, crashWriters)
+		var acknowledged atomic.Int64
+		underWay := make(chan struct{}) // closed by the write that makes crashKillAt acknowledged
+		var wg sync.WaitGroup
+		for i := range workers {
+			workers[i] = &crashWorker{server: server, round: round, number: i, owned: owned[i],
+				acknowledged: &acknowledged, underWay: underWay, random: rand.New(rand.NewSource(random.Int63()))}
+			wg.Add(1)
+			go func(w *crashWorker) {
+				defer wg.Done()
+				w.work()
+			}(workers[i])
+		}
+		select {
+		case <-underWay:
+		case <-time.After(10 * time.Second):
+			t.Errorf("round %d: only %d writes were acknowledged in 10s", round, acknowledged.Load())
+		}
+		// A random instant once the load is well under way: nothing waits for it, on purpose.
+		time.Sleep(time.Duration(random.Intn(200)) * time.Millisecond)
+		server.kill()
+		wg.Wait()
+
+		inFlight := 0
+		for _, w := range workers {
+			if w.failure != nil {
+				t.Errorf("round %d, writer %d: %v", round, w.number, w.failure)
+			}
+			if w.inFlight {
+				inFlight++
+			}
+			for _, u := range w.created {
+				if _, seen := model[u.id]; seen || u.id <= maxID {
+					t.Errorf("round %d: a create was given id %d, which was given before (largest before the round: %d)", round, u.id, maxID)
+				}
+				model[u.id] = u
+			}
+		}
+		if acknowledged.Load() == 0 {
+			t.Fatalf("round %d: no write was acknowledged before the kill", round)
+		}
+
+		server = crashStart(t, path)
+		live := crashVerify(t, round, server.users(), model, workers)
+		t.Logf("round %d: %d writes acknowledged, %d in flight at the kill; after the restart %d users live",
+			round, acknowledged.Load(), inFlight, len(live))
+		for i := range owned {
+			owned[i] = nil
+		}
+		for i, u := range live { // the next round goes on changing the survivors
+			owned[i%crashWriters] = append(owned[i%crashWriters], u)
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	server.kill()
+}
+
+// crashState is a user as a client knows it; exists is false once it was deleted.
+type crashState struct {
+	exists      bool
+	name, email string
+}
+
+func (s crashState) String() string {
+	if !s.exists {
+		return "deleted"
+	}
+	return fmt.Sprintf("{%s %s}", s.name, s.email)
+}
+
+// crashUser is a user of the load: the last state the server acknowledged and, when a write to it
+// was in flight at the kill, the state that write would have made. Either may survive it.
+type crashUser struct {
+	id           int64
+	acknowledged crashState
+	inFlight     *crashState
+}
+
+// crashVerify compares the users the restarted server has with the model, then brings the model up
+// to date with the writes in flight that did land, and returns the live users.
+func crashVerify(t *testing.T, round int, got map[int64]user, model map[int64]*crashUser, workers []*crashWorker) []*crashUser {
+	t.Helper()
+	var live []*crashUser
+	for _, id := range crashIDs(model) {
+		u := model[id]
+		now := crashState{}
+		if g, ok := got[id]; ok {
+			now = crashState{true, g.Name, g.Email}
+		}
+		switch {
+		case now == u.acknowledged:
+		case u.inFlight != nil && now == *u.inFlight: // the write in flight at the kill landed
+		case !u.acknowledged.exists:
+			t.Errorf("round %d: user %d was deleted (204), yet came back as %v", round, id, now)
+		default:
+			t.Errorf("round %d: user %d is %v after the restart; the last acknowledged state was %v (in flight: %v)",
+				round, id, now, u.acknowledged, u.inFlight)
+		}
+		u.acknowledged, u.inFlight = now, nil
+		if now.exists {
+			live = append(live, u)
+		}
+	}
+	// A user the model does not know must come from a create that was in flight at the kill.
+	for _, id := range crashIDs(got) {
+		if _, known := model[id]; known {
+			continue
+		}
+		g, landed := got[id], false
+		for _, w := range workers {
+			if w.pendingCreate != nil && *w.pendingCreate == (crashState{true, g.Name, g.Email}) {
+				landed, w.pendingCreate = true, nil
+			}
+		}
+		if !landed {
+			t.Errorf("round %d: user %v is there, but nobody created it", round, g)
+			continue
+		}
+		u := &crashUser{id: id, acknowledged: crashState{true, g.Name, g.Email}}
+		model[id] = u
+		live = append(live, u)
+	}
+	return live
+}
+
+// crashIDs returns the keys of m in increasing order.
+func crashIDs[V any](m map[int64]V) []int64 {
+	ids := make([]int64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// crashWorker is one client of the load. Its users are its own: nobody else writes to them.
+type crashWorker struct {
+	server       *crashServer
+	round        int
+	number       int
+	random       *rand.Rand
+	owned        []*crashUser  // its live users
+	acknowledged *atomic.Int64 // counts acknowledged writes across the workers
+	underWay     chan struct{} // closed when acknowledged reaches crashKillAt
+
+	created       []*crashUser // users it created this round
+	pendingCreate *crashState  // a create in flight at the kill: the server may have it, under an id nobody knows
+	inFlight      bool         // a write was in flight at the kill
+	failure       error        // an answer that no write of the load should get
+	sequence      int
+}
+
+// acknowledge counts an acknowledged write.
+func (w *crashWorker) acknowledge() {
+	if w.acknowledged.Add(1) == crashKillAt {
+		close(w.underWay)
+	}
+}
+
+// work writes until the server is gone.
+func (w *crashWorker) work() {
+	for w.failure == nil && !w.inFlight {
+		w.sequence++
+		name := fmt.Sprintf("User %d.%d.%d", w.round, w.number, w.sequence)
+		email := fmt.Sprintf("r%d.w%d.%d@example.com", w.round, w.number, w.sequence)
+		choice := w.random.Intn(10) // as many creates as deletes: the users change more than they grow
+		if len(w.owned) < 3 || choice < 3 {
+			w.create(name, email)
+			continue
+		}
+		i := w.random.Intn(len(w.owned))
+		u := w.owned[i]
+		next := u.acknowledged
+		var method, body string
+		switch choice {
+		case 3, 4:
+			method, body = "PUT", fmt.Sprintf(`{"name":%q,"email":%q}`, name, email)
+			next.name, next.email = name, email
+		case 5:
+			method, body = "PATCH", fmt.Sprintf(`{"name":%q}`, name)
+			next.name = name
+		case 6:
+			method, body = "PATCH", fmt.Sprintf(`{"email":%q}`, email)
+			next.email = email
+		default:
+			method, next = "DELETE", crashState{}
+		}
+		u.inFlight = &next
+		status, answer, err := w.server.send(method, userPath(u.id), body)
+		want, _ := json.Marshal(user{u.id, next.name, next.email})
+		switch {
+		case err != nil:
+			w.inFlight = true // killed: this write may or may not have landed
+			return
+		case method == "DELETE" && status == http.StatusNoContent:
+			w.owned = append(w.owned[:i], w.owned[i+1:]...)
+		case status != http.StatusOK:
+			w.failure = fmt.Errorf("%s %s: %d %s", method, userPath(u.id), status, answer)
+			return
+		case string(answer) != string(want):
+			w.failure = fmt.Errorf("%s %s answered %s, want %s", method, userPath(u.id), answer, want)
+			return
+		}
+		u.acknowledged, u.inFlight = next, nil
+		w.acknowledge()
+	}
+}
+
+func (w *crashWorker) create(name, email string) {
+	w.pendingCreate = &crashState{true, name, email}
+	status, answer, err := w.server.send("POST", "/api/users", fmt.Sprintf(`{"name":%q,"email":%q}`, name, email))
+	if err != nil {
+		w.inFlight = true
+		return
+	}
+	var created user
+	if status != http.StatusCreated || json.Unmarshal(answer, &created) != nil || created.Name != name || created.Email != email {
+		w.failure = fmt.Errorf("POST /api/users: %d %s", status, answer)
+		return
+	}
+	w.pendingCreate = nil
+	u := &crashUser{id: created.ID, acknowledged: crashState{true, name, email}}
+	w.created = append(w.created, u)
+	w.owned = append(w.owned, u)
+	w.acknowledge()
+}
+
+// crashServer is the program running on a -data file, with a client of its own.
+type crashServer struct {
+	*program
+	client *http.Client // its own connections, so none outlives the process
+}
+
+// crashStart starts the program on the -data file at path.
+func crashStart(t *testing.T, path string) *crashServer {
+	t.Helper()
+	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	return &crashServer{program: p, client: &http.Client{Timeout: 10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: crashWriters}}}
+}
+
+// kill ends the program with SIGKILL, and closes the client's connections to it.
+func (s *crashServer) kill() {
+	s.program.kill()
+	s.client.CloseIdleConnections()
+}
+
+// send makes a request with the write token. An error means the request got no answer.
+func (s *crashServer) send(method, target, body string) (status int, answer []byte, err error) {
+	request, err := http.NewRequest(method, s.url+target, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	request.Header.Set("Authorization", "Bearer "+writeToken)
+	if body != "" {
+		request.Header.Set("Content-Type", "application/json")
+	}
+	response, err := s.client.Do(request)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer response.Body.Close()
+	answer, err = io.ReadAll(response.Body)
+	return response.StatusCode, answer, err
+}
+
+// users returns every user the server lists, by id.
+func (s *crashServer) users() map[int64]user {
+	s.t.Helper()
+	status, answer, err := s.send("GET", "/api/users", "")
+	var list struct{ Data []user }
+	if err == nil && status == http.StatusOK {
+		err = json.Unmarshal(answer, &list)
+	}
+	if err != nil || status != http.StatusOK {
+		s.t.Fatalf("GET /api/users: %d %s %v", status, answer, err)
+	}
+	byID := map[int64]user{}
+	for _, u := range list.Data {
+		byID[u.ID] = u
+	}
+	return byID
+}
