@@ -24,8 +24,8 @@ import (
 )
 
 // The program as main runs it (README, "Configuration"): the flags and USERS_TOKENS read by
-// parseConfig, the whole program started by startProgram on a free port, and the exit statuses of
-// the built binary.
+// parseConfig, and the whole program started by startProgram on a free port. The exit statuses
+// and signals of the built binary are the battery's: blackbox/exit_test.go.
 
 // mainExchange sends r on a fresh connection, so that none outlives the program it went to, and
 // returns the answer and its whole body.
