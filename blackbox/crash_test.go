@@ -47,7 +47,7 @@ func TestASecondServerOnTheSameFileRefusesToStart(t *testing.T) {
 
 // The load: writers goroutines each create users and then PUT, PATCH and DELETE their own, so
 // every user has one writer and its last acknowledged state is known. Each round kills the server
-// while the load runs, restarts it on the same journal, and compares what it has with what was
+// while the load runs, restarts it on the same -data file, and compares what it has with what was
 // acknowledged.
 const (
 	crashRounds  = 5

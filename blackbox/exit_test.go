@@ -54,14 +54,14 @@ func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := launch(t, tt.tokens, tt.args...)
 			if status := p.wait(20 * time.Second); status != tt.want {
-				t.Errorf("exit status %d, want %d; output:\n%s", status, tt.want, p.log)
+				t.Errorf("exit status %d, want %d; stderr:\n%s", status, tt.want, p.log)
 			}
-			out := p.log.String() // stdout and stderr: an error must be alone there
-			if tt.want != 0 && (!strings.HasPrefix(out, "users: ") || strings.Count(out, "\n") != 1) {
-				t.Errorf("output %q: want the error alone, one line after \"users: \"", out)
+			stdout, stderr := p.stdout.String(), p.log.String()
+			if tt.want != 0 && (stdout != "" || !strings.HasPrefix(stderr, "users: ") || strings.Count(stderr, "\n") != 1) {
+				t.Errorf("stdout %q and stderr %q: want the error alone, one line on stderr after \"users: \"", stdout, stderr)
 			}
-			if tt.args[0] == "-h" && strings.Count(out, "Usage:") != 1 {
-				t.Errorf("-h printed the usage %d times, want once", strings.Count(out, "Usage:"))
+			if tt.args[0] == "-h" && strings.Count(stdout, "Usage:") != 1 {
+				t.Errorf("-h printed the usage %d times, want once", strings.Count(stdout, "Usage:"))
 			}
 		})
 	}

@@ -528,8 +528,8 @@ func TestClientThatNeverReadsBlocksNoOne(t *testing.T) {
 	})
 }
 
-// list is a list's envelope, paged or not.
-type list struct {
+// userList is a list's envelope, paged or not.
+type userList struct {
 	Data       []user `json:"data"`
 	Total      int    `json:"total"`
 	Page       int    `json:"page"`
@@ -537,11 +537,11 @@ type list struct {
 	TotalPages int    `json:"total_pages"`
 }
 
-// hardeningCheckList checks what every list must show, however many writers are at work: total
+// checkList checks what every list must show, however many writers are at work: total
 // equal to the users shown (or, paged, consistent with them), ids ascending, and no e-mail twice.
-func checkList(t *testing.T, status int, body []byte, perPage int) (list, bool) {
+func checkList(t *testing.T, status int, body []byte, perPage int) (userList, bool) {
 	t.Helper()
-	var list list
+	var list userList
 	if status != http.StatusOK {
 		t.Errorf("list: status %d, body %s", status, body)
 		return list, false
@@ -575,21 +575,21 @@ func checkList(t *testing.T, status int, body []byte, perPage int) (list, bool) 
 	return list, ok
 }
 
-// ledger is what the clients were told: every id created, and every id deleted.
-type ledger struct {
+// loadLedger is what the clients were told: every id created, and every id deleted.
+type loadLedger struct {
 	mu      sync.Mutex
 	created map[int64]bool
 	deleted map[int64]int
 	maxID   atomic.Int64
 }
 
-// hardeningRunLoad has workers create, replace, patch, delete, read and list users at once, on a
+// runLoad has workers create, replace, patch, delete, read and list users at once, on a
 // small set of e-mails so that they collide, and checks every answer as it comes. It returns the
 // ledger.
-func runLoad(t *testing.T, send client, workers, opsEach int) *ledger {
+func runLoad(t *testing.T, send client, workers, opsEach int) *loadLedger {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d: worker w chooses with seed %d+w", seed, seed)
-	ledger := &ledger{created: map[int64]bool{}, deleted: map[int64]int{}}
+	ledger := &loadLedger{created: map[int64]bool{}, deleted: map[int64]int{}}
 	writerJSON := headers(asWriter, asJSON)
 	emailFor := func(r *rand.Rand) string {
 		n := r.Intn(40)
@@ -669,10 +669,10 @@ func runLoad(t *testing.T, send client, workers, opsEach int) *ledger {
 	return ledger
 }
 
-// hardeningCheckAfterLoad checks the store once the clients are done: exactly the users created
+// checkAfterLoad checks the store once the clients are done: exactly the users created
 // and not deleted are there, each deleted once, each e-mail once, and the next id follows the
 // last given. It returns the list as the clients were last shown it.
-func checkAfterLoad(t *testing.T, send client, ledger *ledger) string {
+func checkAfterLoad(t *testing.T, send client, ledger *loadLedger) string {
 	t.Helper()
 	status, body := send("GET", "/api/users", "", asReader)
 	list, ok := checkList(t, status, body, 0)

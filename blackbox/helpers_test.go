@@ -11,18 +11,11 @@ package blackbox
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -100,7 +93,8 @@ type program struct {
 	cmd    *exec.Cmd
 	url    string     // http://127.0.0.1:port, or https:// with -tls-cert
 	addr   string     // 127.0.0.1:port
-	log    *logBuffer // everything it wrote to stderr: the token notice and the log
+	log    *logBuffer // what it wrote to stderr: the token notice, the log, an error
+	stdout *logBuffer // what it wrote to stdout: -h and -version
 	exited chan struct{}
 	status int // the exit status once exited is closed; -1 if a signal ended it
 }
@@ -113,7 +107,9 @@ func start(t testing.TB, tokens string, flags ...string) *program {
 	p := launch(t, tokens, append([]string{"-addr", "127.0.0.1:0"}, flags...)...)
 	listening := regexp.MustCompile(`msg=listening addr=(\S+)|"msg":"listening".*?"addr":"([^"]+)"`)
 	deadline := time.After(20 * time.Second)
-	for tick := time.NewTicker(10 * time.Millisecond); p.addr == ""; {
+	tick := time.NewTicker(10 * time.Millisecond) // the log is read again on each tick
+	defer tick.Stop()
+	for p.addr == "" {
 		select {
 		case <-p.exited:
 			t.Fatalf("the program ended with status %d before listening:\n%s", p.status, p.log)
@@ -136,12 +132,12 @@ func start(t testing.TB, tokens string, flags ...string) *program {
 func launch(t testing.TB, tokens string, args ...string) *program {
 	t.Helper()
 	needsProgram(t)
-	p := &program{t: t, cmd: exec.Command(binary, args...), log: &logBuffer{}, exited: make(chan struct{})}
+	p := &program{t: t, cmd: exec.Command(binary, args...), log: &logBuffer{}, stdout: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "USERS_TOKENS=") })
 	if tokens != "" {
 		p.cmd.Env = append(p.cmd.Env, "USERS_TOKENS="+tokens)
 	}
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,78 +330,4 @@ func eventually(t testing.TB, within time.Duration, what string, done func() boo
 		}
 		<-tick.C
 	}
-}
-
-// certificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
-type certificate struct {
-	certFile, keyFile string
-	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
-}
-
-// flags are the flags that serve HTTPS with this certificate.
-func (c certificate) flags() []string {
-	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
-}
-
-// selfSigned makes a certificate signed by its own key, as docs/https.md's openssl command does.
-func selfSigned(t testing.TB) certificate {
-	t.Helper()
-	key := newKey(t)
-	template := certificateTemplate("localhost")
-	template.IsCA = true // openssl req -x509 marks it a CA too
-	template.KeyUsage |= x509.KeyUsageCertSign
-	return writeCertificate(t, template, template, key, key)
-}
-
-// newKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
-func newKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-// certificateTemplate is a certificate for 127.0.0.1, ::1 and localhost, for a day.
-func certificateTemplate(name string) *x509.Certificate {
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	return &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: name},
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-}
-
-// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
-// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
-func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) certificate {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := certificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
-	c.roots.AddCert(parsed)
-	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
 }

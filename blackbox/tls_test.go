@@ -5,12 +5,17 @@ package blackbox
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -23,6 +28,80 @@ import (
 	"testing"
 	"time"
 )
+
+// certificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
+type certificate struct {
+	certFile, keyFile string
+	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
+}
+
+// flags are the flags that serve HTTPS with this certificate.
+func (c certificate) flags() []string {
+	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
+}
+
+// selfSigned makes a certificate signed by its own key, as docs/https.md's openssl command does.
+func selfSigned(t testing.TB) certificate {
+	t.Helper()
+	key := newKey(t)
+	template := certificateTemplate("localhost")
+	template.IsCA = true // openssl req -x509 marks it a CA too
+	template.KeyUsage |= x509.KeyUsageCertSign
+	return writeCertificate(t, template, template, key, key)
+}
+
+// newKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
+func newKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// certificateTemplate is a certificate for 127.0.0.1, ::1 and localhost, for a day.
+func certificateTemplate(name string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+}
+
+// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
+// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
+func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) certificate {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := certificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
+	c.roots.AddCert(parsed)
+	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
 
 // exchange sends r with client and returns the answer and its whole body.
 func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
