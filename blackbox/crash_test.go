@@ -1,15 +1,14 @@
-package main
+package blackbox
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -20,77 +19,80 @@ import (
 	"time"
 )
 
-// The crash test: the real binary, killed (SIGKILL) in the middle of a concurrent write load and
-// restarted on the same data file, still has every write it acknowledged (README, "Durability with
-// -data"). It builds the binary with `go build`, so it is skipped under -short.
+// Durability with -data (README, "Durability with -data"): the program, killed (SIGKILL) in the
+// middle of a concurrent write load and restarted on the same file, still has every write it
+// acknowledged. What it has is read over HTTP after the restart, never from the file: the file's
+// format is the program's own business.
 
 func TestAKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the server binary: skipped with -short")
-	}
-	binary := buildProgram(t)
-	t.Run("SIGKILL during concurrent writes loses no acknowledged write", func(t *testing.T) {
-		crashUnderLoad(t, binary)
-	})
-	t.Run("a temporary file a crash left is removed at start", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "users.json")
-		server := crashStart(t, binary, path)
-		if status, answer, err := server.send("POST", "/api/users", `{"name":"Ann","email":"ann@example.com"}`); status != http.StatusCreated {
-			t.Fatalf("create: %d %s %v", status, answer, err)
-		}
-		server.kill()
-		if err := os.WriteFile(path+".tmp", []byte(`{"next_id": 3, "users": [{"id": 1`), 0o600); err != nil { // a crash mid-write
-			t.Fatal(err)
-		}
-		server = crashStart(t, binary, path)
-		defer server.kill()
-		if users := server.users(); len(users) != 1 {
-			t.Errorf("users after the restart: %v, want Ann", users)
-		}
-		if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
-			t.Errorf("the temporary file is still there: %v", err)
-		}
-	})
-	t.Run("a damaged file stops the start with exit status 1", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "users.json")
-		content := "{\"users\": [\n  {\"id\": 1, \"name\": \"Ann\", \"email\": }\n]}\n"
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	needsProgram(t)
+	crashUnderLoad(t)
+}
 
-		status, stderr := crashRunToExit(t, binary, path)
-		if status != 1 {
-			t.Errorf("exit status %d, want 1", status)
-		}
-		if !strings.Contains(stderr, path+": line 2, column 37") {
-			t.Errorf("the message does not name %s and line 2, column 37:\n%s", path, stderr)
-		}
-		if data, _ := os.ReadFile(path); string(data) != content {
-			t.Errorf("the file changed:\n%q\nwant\n%q", data, content)
-		}
-	})
-	t.Run("a second server on the same data file refuses to start", func(t *testing.T) {
-		switch runtime.GOOS {
-		case "linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly": // datafile_unix.go
-		default:
-			t.Skipf("no file lock on %s", runtime.GOOS)
-		}
-		path := filepath.Join(t.TempDir(), "users.json")
-		first := crashStart(t, binary, path)
-		defer first.kill()
-		status, stderr := crashRunToExit(t, binary, path)
-		if status != 1 || !strings.Contains(stderr, "locked") {
-			t.Errorf("second server: exit status %d, want 1 with a message that the data file is locked:\n%s", status, stderr)
-		}
-		if code, _, err := first.send("GET", "/healthz", ""); code != http.StatusOK {
-			t.Errorf("the first server after the second one tried: /healthz %d %v", code, err)
-		}
-	})
+// A second program on the same -data file refuses to start (exit status 1, naming the lock), and
+// the first goes on serving.
+func TestASecondServerOnTheSameFileRefusesToStart(t *testing.T) {
+	switch runtime.GOOS {
+	case "linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly": // datafile_unix.go
+	default:
+		t.Skipf("no file lock on %s", runtime.GOOS)
+	}
+	path := filepath.Join(t.TempDir(), "users.json")
+	first := crashStart(t, path)
+	second := launch(t, testTokens, "-addr", "127.0.0.1:0", "-data", path)
+	if status := second.wait(10 * time.Second); status != 1 || !strings.Contains(second.log.String(), "locked") {
+		t.Errorf("second server: exit status %d, want 1 with a message that the file is locked:\n%s", status, second.log)
+	}
+	if code, _, err := first.send("GET", "/healthz", ""); code != http.StatusOK {
+		t.Errorf("the first server after the second one tried: /healthz %d %v", code, err)
+	}
+}
+
+// A temporary file that a crash in the middle of a write left beside the data file is removed at
+// start, and the users are those of the last write acknowledged.
+func TestATemporaryFileACrashLeftIsRemoved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	server := crashStart(t, path)
+	if status, answer, err := server.send("POST", "/api/users", `{"name":"Ann","email":"ann@example.com"}`); status != http.StatusCreated {
+		t.Fatalf("create: %d %s %v", status, answer, err)
+	}
+	server.kill()
+	if err := os.WriteFile(path+".tmp", []byte(`{"next_id": 3, "users": [{"id": 1`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	server = crashStart(t, path)
+	defer server.kill()
+	if users := server.users(); len(users) != 1 {
+		t.Errorf("users after the restart: %v, want Ann", users)
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file is still there: %v", err)
+	}
+}
+
+// A data file that is not what the program wrote stops the start with exit status 1, naming the
+// file, the line and the column, and the file stays as it was.
+func TestADamagedFileStopsTheStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	content := "{\"users\": [\n  {\"id\": 1, \"name\": \"Ann\", \"email\": }\n]}\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := launch(t, testTokens, "-addr", "127.0.0.1:0", "-data", path)
+	if status := p.wait(10 * time.Second); status != 1 {
+		t.Errorf("exit status %d, want 1", status)
+	}
+	if !strings.Contains(p.log.String(), path+": line 2, column 37") {
+		t.Errorf("the message does not name %s, line 2, column 37:\n%s", path, p.log)
+	}
+	if data, _ := os.ReadFile(path); string(data) != content {
+		t.Errorf("the file changed:\n%q\nwant\n%q", data, content)
+	}
 }
 
 // The load: writers goroutines each create users and then PUT, PATCH and DELETE their own, so
 // every user has one writer and its last acknowledged state is known. Each round kills the server
-// while the load runs, restarts it on the same data file, and compares what it has with what was
+// while the load runs, restarts it on the same -data file, and compares what it has with what was
 // acknowledged.
 const (
 	crashRounds  = 5
@@ -98,12 +100,15 @@ const (
 	crashKillAt  = 50 // acknowledged writes in a round before the kill may come
 )
 
-// crashUnderLoad runs the rounds of the load on the binary.
-func crashUnderLoad(t *testing.T, binary string) {
+// crashUnderLoad runs the rounds of the load on the built program.
+func crashUnderLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.json")
 	model := map[int64]*crashUser{} // every user ever acknowledged, deleted ones included
 	var owned [crashWriters][]*crashUser
-	server := crashStart(t, binary, path)
+	server := crashStart(t, path)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d: the writers' choices and the moments of the kills", seed)
+	random := rand.New(rand.NewSource(seed))
 
 	for round := 1; round <= crashRounds; round++ {
 		maxID := int64(0)
@@ -116,7 +121,7 @@ func crashUnderLoad(t *testing.T, binary string) {
 		var wg sync.WaitGroup
 		for i := range workers {
 			workers[i] = &crashWorker{server: server, round: round, number: i, owned: owned[i],
-				acknowledged: &acknowledged, underWay: underWay, random: rand.New(rand.NewSource(int64(round*1000 + i)))}
+				acknowledged: &acknowledged, underWay: underWay, random: rand.New(rand.NewSource(random.Int63()))}
 			wg.Add(1)
 			go func(w *crashWorker) {
 				defer wg.Done()
@@ -128,8 +133,8 @@ func crashUnderLoad(t *testing.T, binary string) {
 		case <-time.After(10 * time.Second):
 			t.Errorf("round %d: only %d writes were acknowledged in 10s", round, acknowledged.Load())
 		}
-		// A random instant once the load is well under way: nothing to wait for, on purpose.
-		time.Sleep(time.Duration(rand.Intn(200)) * time.Millisecond)
+		// A random instant once the load is well under way: nothing waits for it, on purpose.
+		time.Sleep(time.Duration(random.Intn(200)) * time.Millisecond)
 		server.kill()
 		wg.Wait()
 
@@ -152,7 +157,7 @@ func crashUnderLoad(t *testing.T, binary string) {
 			t.Fatalf("round %d: no write was acknowledged before the kill", round)
 		}
 
-		server = crashStart(t, binary, path)
+		server = crashStart(t, path)
 		live := crashVerify(t, round, server.users(), model, workers)
 		t.Logf("round %d: %d writes acknowledged, %d in flight at the kill; after the restart %d users live",
 			round, acknowledged.Load(), inFlight, len(live))
@@ -301,7 +306,7 @@ func (w *crashWorker) work() {
 		}
 		u.inFlight = &next
 		status, answer, err := w.server.send(method, userPath(u.id), body)
-		want, _ := encodeJSON(user{u.id, next.name, next.email})
+		want, _ := json.Marshal(user{u.id, next.name, next.email})
 		switch {
 		case err != nil:
 			w.inFlight = true // killed: this write may or may not have landed
@@ -339,80 +344,29 @@ func (w *crashWorker) create(name, email string) {
 	w.acknowledge()
 }
 
-// crashServer is the binary running on a journal, in a process of its own.
+// crashServer is the program running on a -data file, with a client of its own.
 type crashServer struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	base   string        // http://127.0.0.1:port
-	client *http.Client  // its own connections, so none outlives the process
-	log    *logBuffer    // stderr, but for the access log
-	exited chan struct{} // closed once the process has ended
+	*program
+	client *http.Client // its own connections, so none outlives the process
 }
 
-// crashCommand is the binary on the data file at path.
-func crashCommand(binary, path string) *exec.Cmd {
-	cmd := exec.Command(binary, "-addr", "127.0.0.1:0", "-data", path, "-log-format", "json")
-	cmd.Env = append(os.Environ(), "USERS_TOKENS="+writeToken+":write,"+readToken+":read")
-	return cmd
-}
-
-// crashStart starts the binary on the data file at path and waits until it listens on the port it
-// picked: another process, so its start-up log record is the one place that names the port.
-func crashStart(t *testing.T, binary, path string) *crashServer {
+// crashStart starts the program on the -data file at path.
+func crashStart(t *testing.T, path string) *crashServer {
 	t.Helper()
-	s := &crashServer{t: t, cmd: crashCommand(binary, path), log: &logBuffer{}, exited: make(chan struct{})}
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.kill) // killing it twice does no harm
-	listening := make(chan string, 1)
-	go func() {
-		defer close(s.exited)
-		lines := bufio.NewScanner(stderr)
-		lines.Buffer(nil, 1<<20)
-		for lines.Scan() { // read it all: a server that cannot write its log stops
-			line := lines.Text()
-			var record struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &record) == nil && record.Msg == "request" {
-				continue
-			}
-			fmt.Fprintln(s.log, line)
-			if record.Msg == "listening" {
-				listening <- record.Addr
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		s.cmd.Wait()
-	}()
-	select {
-	case addr := <-listening:
-		s.base = "http://" + addr
-	case <-s.exited:
-		t.Fatalf("the server stopped before listening:\n%s", s.log)
-	case <-time.After(10 * time.Second):
-		s.kill()
-		t.Fatalf("the server did not listen within 10s:\n%s", s.log)
-	}
-	s.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: crashWriters}}
-	return s
+	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	return &crashServer{program: p, client: &http.Client{Timeout: 10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: crashWriters}}}
 }
 
-// kill ends the process with SIGKILL (on Windows, TerminateProcess): no clean stop, as in a crash.
+// kill ends the program with SIGKILL, and closes the client's connections to it.
 func (s *crashServer) kill() {
-	s.cmd.Process.Kill()
-	<-s.exited
-	if s.client != nil {
-		s.client.CloseIdleConnections()
-	}
+	s.program.kill()
+	s.client.CloseIdleConnections()
 }
 
 // send makes a request with the write token. An error means the request got no answer.
 func (s *crashServer) send(method, target, body string) (status int, answer []byte, err error) {
-	request, err := http.NewRequest(method, s.base+target, strings.NewReader(body))
+	request, err := http.NewRequest(method, s.url+target, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -445,41 +399,4 @@ func (s *crashServer) users() map[int64]user {
 		byID[u.ID] = u
 	}
 	return byID
-}
-
-// crashRunToExit runs the binary on the data file at path, expecting it to refuse to start, and
-// returns its exit status and what it wrote to stderr.
-func crashRunToExit(t *testing.T, binary, path string) (status int, stderr string) {
-	t.Helper()
-	cmd := crashCommand(binary, path)
-	output := &logBuffer{}
-	cmd.Stderr = output
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode(), output.String()
-		}
-		return 0, output.String()
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the server is still running after 10s; want it to refuse to start:\n%s", output)
-		return 0, ""
-	}
-}
-
-// crashFileSize returns the size of the file at path.
-func crashFileSize(t *testing.T, path string) int64 {
-	t.Helper()
-	info, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.Size()
 }

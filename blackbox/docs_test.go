@@ -1,4 +1,4 @@
-package main
+package blackbox
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 //
 //	go test -run TestDocsShowWhatTheServiceSends -update-docs
 //
-// writes the answers the service now sends into the pages.
+// run in this folder, writes the answers the service now sends into the pages.
 var updateDocs = flag.Bool("update-docs", false, "write the service's answers into README.md, docs/walkthrough.md and docs/https.md")
 
 // docExchange is one command of a page and the answer pasted under it.
@@ -34,9 +34,11 @@ type docExchange struct {
 }
 
 func TestDocsShowWhatTheServiceSends(t *testing.T) {
+	needsProgram(t)
 	for _, page := range []string{"README.md", "docs/walkthrough.md", "docs/https.md"} {
 		t.Run(filepath.Base(page), func(t *testing.T) { // a subtest's name takes no "/"
-			content, err := os.ReadFile(page)
+			file := filepath.Join("..", page) // the pages are the module's, one folder up
+			content, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +58,7 @@ func TestDocsShowWhatTheServiceSends(t *testing.T) {
 					e := exchanges[i]
 					lines = slices.Replace(lines, e.start, e.start+len(e.answer), answers[i]...)
 				}
-				if err := os.WriteFile(page, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+				if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
@@ -71,9 +73,10 @@ func TestDocsShowWhatTheServiceSends(t *testing.T) {
 	}
 }
 
-// docServers are the servers a page talks to, each the whole program started as the pages start
+// docServers are the servers a page talks to, each the built program started as the pages start
 // it, USERS_TOKENS="s3cr3t-w:write,s3cr3t-r:read" go run . -sample-data, and with -tls-cert and
-// -tls-key for https:// URLs. Each starts at the page's first command that needs it.
+// -tls-key (tls_test.go's selfSigned) for https:// URLs. Each starts at the page's first command
+// that needs it.
 type docServers struct {
 	t           *testing.T
 	plain, tls  *program
@@ -81,18 +84,13 @@ type docServers struct {
 	tlsClient   *http.Client
 }
 
-// docsEnv is the environment the pages start the server in.
-func docsEnv(name string) string {
-	if name == "USERS_TOKENS" {
-		return "s3cr3t-w:write,s3cr3t-r:read"
-	}
-	return ""
-}
+// docsTokens is the USERS_TOKENS the pages start the server with.
+const docsTokens = "s3cr3t-w:write,s3cr3t-r:read"
 
 // plainServer returns the URL of the plain HTTP server, and a client for it.
 func (s *docServers) plainServer() (string, *http.Client) {
 	if s.plain == nil {
-		s.plain = startProgram(s.t, docsEnv, "-sample-data")
+		s.plain = start(s.t, docsTokens, "-sample-data")
 		transport := &http.Transport{}
 		s.t.Cleanup(transport.CloseIdleConnections)
 		s.plainClient = &http.Client{Transport: transport}
@@ -104,8 +102,8 @@ func (s *docServers) plainServer() (string, *http.Client) {
 // curl --cacert cert.pem does.
 func (s *docServers) tlsServer() (string, *http.Client) {
 	if s.tls == nil {
-		certificate := newSelfSignedCertificate(s.t)
-		s.tls = startProgram(s.t, docsEnv, append(certificate.flags(), "-sample-data")...)
+		certificate := selfSigned(s.t)
+		s.tls = start(s.t, docsTokens, append(certificate.flags(), "-sample-data")...)
 		transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certificate.roots}, ForceAttemptHTTP2: true}
 		s.t.Cleanup(transport.CloseIdleConnections)
 		s.tlsClient = &http.Client{Transport: transport}

@@ -1,0 +1,570 @@
+package blackbox
+
+// HTTPS with -tls-cert and -tls-key (README, "HTTPS"): the program started with a certificate made
+// for the test, and clients that trust that certificate alone, over HTTP/2 and HTTP/1.1.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// certificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
+type certificate struct {
+	certFile, keyFile string
+	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
+}
+
+// flags are the flags that serve HTTPS with this certificate.
+func (c certificate) flags() []string {
+	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
+}
+
+// selfSigned makes a certificate signed by its own key, as docs/https.md's openssl command does.
+func selfSigned(t testing.TB) certificate {
+	t.Helper()
+	key := newKey(t)
+	template := certificateTemplate("localhost")
+	template.IsCA = true // openssl req -x509 marks it a CA too
+	template.KeyUsage |= x509.KeyUsageCertSign
+	return writeCertificate(t, template, template, key, key)
+}
+
+// newKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
+func newKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// certificateTemplate is a certificate for 127.0.0.1, ::1 and localhost, for a day.
+func certificateTemplate(name string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+}
+
+// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
+// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
+func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) certificate {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := certificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
+	c.roots.AddCert(parsed)
+	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// exchange sends r with client and returns the answer and its whole body.
+func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := client.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
+	}
+	return resp, string(body)
+}
+
+// caIssued makes a certificate signed by a CA made for the test, as mkcert does:
+// clients trust the CA (mkcert -install puts it where they look), not the certificate.
+func caIssued(t testing.TB) certificate {
+	t.Helper()
+	caKey, key := newKey(t), newKey(t)
+	ca := certificateTemplate("users test CA")
+	ca.IsCA, ca.KeyUsage = true, x509.KeyUsageCertSign
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := writeCertificate(t, certificateTemplate("localhost"), caCert, key, caKey)
+	issued.roots = x509.NewCertPool()
+	issued.roots.AddCert(caCert)
+	return issued
+}
+
+// The two protocols net/http offers over TLS, as Response.Proto names them and ALPN (RFC 7301)
+// negotiates them.
+const (
+	overHTTP2 = "HTTP/2.0"
+	overHTTP1 = "HTTP/1.1"
+)
+
+var alpnName = map[string]string{overHTTP2: "h2", overHTTP1: "http/1.1"}
+
+// bothProtocols are the two, with names for subtests (which take no "/").
+var bothProtocols = []struct{ name, protocol string }{{"HTTP2", overHTTP2}, {"HTTP1.1", overHTTP1}}
+
+// httpsClient trusts roots alone and offers only the protocol given, so a test knows which one
+// it gets. It keeps connections open: HTTP/2 sends every request on one.
+func httpsClient(t testing.TB, roots *x509.CertPool, protocol string) *http.Client {
+	transport := &http.Transport{
+		TLSClientConfig:       &tls.Config{RootCAs: roots, NextProtos: []string{alpnName[protocol]}},
+		ForceAttemptHTTP2:     protocol == overHTTP2, // a Transport with its own TLS settings needs it for HTTP/2
+		ExpectContinueTimeout: 10 * time.Second,      // wait for 100 Continue before sending a body that asks for it
+		MaxIdleConnsPerHost:   64,
+	}
+	t.Cleanup(transport.CloseIdleConnections)
+	return &http.Client{Transport: transport, Timeout: 20 * time.Second}
+}
+
+// notAnswered is the status of a request that got none: its stream was reset, or the client
+// refused to send it.
+const notAnswered = 0
+
+// A server started with -tls-cert answers HTTPS over HTTP/2 and HTTP/1.1, as the client offers them
+// by ALPN, with TLS 1.2 or newer, to a client that trusts only its certificate; the body limit
+// holds as over plain HTTP.
+func TestHTTPSAnswersOverHTTP2AndHTTP1ToAClientThatTrustsOnlyItsCertificate(t *testing.T) {
+	cert := selfSigned(t)
+	for _, p := range bothProtocols {
+		protocol := p.protocol
+		t.Run(p.name, func(t *testing.T) {
+			program := start(t, testTokens, cert.flags()...)
+			if !strings.HasPrefix(program.url, "https://") {
+				t.Fatalf("the program serves %s, want an https:// URL", program.url)
+			}
+			client := httpsClient(t, cert.roots, protocol)
+
+			r, _ := http.NewRequest("POST", program.url+"/api/users", strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			created, createdBody := exchange(t, client, r)
+			if created.StatusCode != http.StatusCreated {
+				t.Fatalf("POST /api/users: %d %s", created.StatusCode, createdBody)
+			}
+
+			r, _ = http.NewRequest("GET", program.url+created.Header.Get("Location"), nil)
+			r.Header.Set("Authorization", "Bearer "+readToken)
+			resp, body := exchange(t, client, r)
+			if resp.StatusCode != http.StatusOK || body != createdBody {
+				t.Errorf("GET %s: %d %s, want 200 %s", created.Header.Get("Location"), resp.StatusCode, body, createdBody)
+			}
+			if resp.Proto != protocol || resp.TLS.NegotiatedProtocol != alpnName[protocol] {
+				t.Errorf("the answer came over %s (ALPN %q), want %s", resp.Proto, resp.TLS.NegotiatedProtocol, protocol)
+			}
+			if resp.TLS.Version < tls.VersionTLS12 {
+				t.Errorf("TLS version %x, want 1.2 or newer", resp.TLS.Version)
+			}
+
+			r, _ = http.NewRequest("POST", program.url+"/api/users", strings.NewReader(strings.Repeat(" ", maxBodyBytes+1)))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			if resp, body := exchange(t, client, r); resp.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Errorf("POST of 1 MiB + 1: %d %s, want 413", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// RFC 8996 deprecates TLS 1.0 and 1.1: the server offers 1.2 and 1.3 only, by its own setting, not
+// by Go's default, which GODEBUG=tls10server=1 turns back to TLS 1.0.
+func TestHTTPSRefusesTLSOlderThan1_2(t *testing.T) {
+	t.Setenv("GODEBUG", "tls10server=1")
+	cert := selfSigned(t)
+	program := start(t, testTokens, cert.flags()...)
+	addr := program.addr
+	for _, tt := range []struct {
+		name          string
+		oldest, newer uint16
+		refused       bool
+	}{
+		{"TLS 1.0 and 1.1", tls.VersionTLS10, tls.VersionTLS11, true},
+		{"TLS 1.2 alone", tls.VersionTLS12, tls.VersionTLS12, false},
+		{"TLS 1.3 alone", tls.VersionTLS13, tls.VersionTLS13, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: cert.roots, MinVersion: tt.oldest, MaxVersion: tt.newer})
+			if err == nil {
+				conn.Close()
+			}
+			if refused := err != nil; refused != tt.refused {
+				t.Errorf("a client offering %s: handshake error %v, want refused %v", tt.name, err, tt.refused)
+			}
+		})
+	}
+}
+
+// A plain HTTP request to the HTTPS port gets net/http's own answer, 400, which says why (docs/api.md,
+// "Responses", exempts net/http's own answers from the JSON error body).
+func TestPlainHTTPToTheHTTPSPortGetsNetHTTPs400(t *testing.T) {
+	cert := selfSigned(t)
+	program := start(t, testTokens, cert.flags()...)
+	r, _ := http.NewRequest("GET", "http://"+program.addr+"/api/users", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	resp, body := exchange(t, &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, r)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "HTTPS") {
+		t.Errorf("plain HTTP to the HTTPS port: %d %q, want net/http's 400 naming HTTPS", resp.StatusCode, body)
+	}
+}
+
+// The token notice's curl line works as pasted: https, and for a self-signed certificate (no CA
+// vouches for it) --cacert with the certificate's file by its absolute path; never -k. A
+// certificate a CA issued needs no --cacert: the client trusts the CA.
+func TestOverHTTPSTheTokenNoticesCurlLineWorksAsPasted(t *testing.T) {
+	curlLine := regexp.MustCompile(`curl (--cacert '([^']+)' )?-H '(Authorization: [^']+)' (\S+)`)
+	for _, tt := range []struct {
+		name       string
+		cert       func(testing.TB) certificate
+		selfSigned bool
+	}{
+		{"a self-signed certificate", selfSigned, true},
+		{"a certificate a CA issued", caIssued, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cert := tt.cert(t)
+			program := start(t, "", cert.flags()...)
+			notice := program.log.String()
+			curl := curlLine.FindStringSubmatch(notice)
+			if curl == nil {
+				t.Fatalf("no curl line in the notice:\n%s", notice)
+			}
+			caFile, header, url := curl[2], curl[3], curl[4]
+			if strings.Contains(notice, " -k") || strings.Contains(notice, "--insecure") {
+				t.Errorf("the curl line turns off the certificate check: %s", curl[0])
+			}
+			if !strings.HasPrefix(url, "https://") || !strings.HasSuffix(url, "/api/users") {
+				t.Errorf("the curl line's URL %q is not the list over https", url)
+			}
+			roots := cert.roots // what the client trusts already: the test's CA
+			if tt.selfSigned {
+				if caFile != cert.certFile || !filepath.IsAbs(caFile) {
+					t.Fatalf("the curl line has --cacert %q, want the certificate's file by its absolute path, %s", caFile, cert.certFile)
+				}
+				roots = x509.NewCertPool() // the file named, as curl reads it, and nothing else
+				pemBytes, err := os.ReadFile(caFile)
+				if err != nil || !roots.AppendCertsFromPEM(pemBytes) {
+					t.Fatalf("--cacert %s: %v", caFile, err)
+				}
+			} else if caFile != "" {
+				t.Errorf("a certificate a CA issued gets --cacert %s, which would trust that certificate alone", caFile)
+			}
+
+			r, _ := http.NewRequest("GET", url, nil)
+			name, value, _ := strings.Cut(header, ": ")
+			r.Header.Set(name, value)
+			if resp, body := exchange(t, httpsClient(t, roots, overHTTP2), r); resp.StatusCode != http.StatusOK {
+				t.Errorf("the curl line gets %d %s, want 200", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// A stop (SIGINT or SIGTERM) under TLS, over HTTP/2 and HTTP/1.1: the request in flight (an upload
+// still arriving, its handler reading the body) finishes with its answer, new requests are
+// refused (over HTTP/2, the stop sends GOAWAY), and the program exits 0.
+func TestHTTPSStopFinishesTheRequestsInFlight(t *testing.T) {
+	for _, p := range bothProtocols {
+		protocol := p.protocol
+		t.Run(p.name, func(t *testing.T) {
+			cert := selfSigned(t)
+			program := start(t, testTokens, cert.flags()...)
+			client := httpsClient(t, cert.roots, protocol)
+
+			// With Expect: 100-continue the client sends the body only once the handler asks for it:
+			// 100 Continue is the sign that the request is in flight.
+			const body = `{"name":"Eve","email":"eve@example.com"}`
+			upload, feed := io.Pipe()
+			defer feed.Close()
+			reading := make(chan struct{})
+			trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
+			r, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", program.url+"/api/users", upload)
+			r.ContentLength = int64(len(body))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Expect", "100-continue")
+			type answer struct {
+				status int
+				err    error
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				resp, err := client.Do(r)
+				if err != nil {
+					answered <- answer{err: err}
+					return
+				}
+				resp.Body.Close()
+				answered <- answer{status: resp.StatusCode}
+			}()
+			select {
+			case <-reading:
+			case a := <-answered:
+				t.Fatalf("the upload ended before its handler read it: %d, %v", a.status, a.err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("no 100 Continue within 10 s")
+			}
+
+			program.signal(syscall.SIGTERM)
+			refused := func() bool {
+				resp, err := client.Get(program.url + "/healthz")
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err != nil
+			}
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for deadline := time.Now().Add(5 * time.Second); !refused(); <-tick.C {
+				if time.Now().After(deadline) {
+					t.Fatal("new requests were still answered 5 s after the stop")
+				}
+			}
+			select {
+			case a := <-answered:
+				t.Fatalf("the request in flight ended before its body was sent: %d, %v", a.status, a.err)
+			case <-program.exited:
+				t.Fatalf("the program ended (exit status %d) with a request in flight", program.status)
+			default:
+			}
+
+			io.WriteString(feed, body)
+			feed.Close()
+			if a := <-answered; a.err != nil || a.status != http.StatusCreated {
+				t.Errorf("the request in flight got %d, %v; want 201", a.status, a.err)
+			}
+			if status := program.wait(15 * time.Second); status != 0 {
+				t.Errorf("exit status %d, want 0:\n%s", status, program.log)
+			}
+		})
+	}
+}
+
+// The files are read once, at start (README, "HTTPS"): a renewed certificate needs a restart, and
+// files that change or go meanwhile do not stop the running server.
+func TestHTTPSReadsItsFilesOnceAtStart(t *testing.T) {
+	cert := selfSigned(t)
+	program := start(t, testTokens, cert.flags()...)
+	for _, file := range []string{cert.certFile, cert.keyFile} {
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ := http.NewRequest("GET", program.url+"/healthz", nil)
+	if resp, body := exchange(t, httpsClient(t, cert.roots, overHTTP2), r); resp.StatusCode != http.StatusOK {
+		t.Errorf("a new connection after the files went: %d %s, want 200", resp.StatusCode, body)
+	}
+}
+
+// /openapi.json, imported as it is, reaches the server that served it over the scheme it serves:
+// an HTTPS server sets the scheme server variable's default to https, and changes nothing else.
+func TestOpenAPIDocumentOfAnHTTPSServerReachesItOverHTTPS(t *testing.T) {
+	file, err := os.ReadFile(filepath.Join("..", "web", "openapi.json")) // the document the program embeds
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written map[string]any
+	if err := json.Unmarshal(file, &written); err != nil {
+		t.Fatalf("web/openapi.json is not JSON: %v", err)
+	}
+	cert := selfSigned(t)
+	for _, tt := range []struct {
+		name  string
+		https bool
+		want  string
+	}{
+		{"HTTPS", true, "https://localhost:8080"},
+		{"plain HTTP", false, "http://localhost:8080"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var program *program
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			if tt.https {
+				program = start(t, testTokens, cert.flags()...)
+				client = httpsClient(t, cert.roots, overHTTP2)
+			} else {
+				program = start(t, testTokens)
+			}
+			r, _ := http.NewRequest("GET", program.url+"/openapi.json", nil)
+			resp, body := exchange(t, client, r)
+			var served map[string]any
+			if err := json.Unmarshal([]byte(body), &served); resp.StatusCode != http.StatusOK || err != nil {
+				t.Fatalf("GET /openapi.json: %d, %v", resp.StatusCode, err)
+			}
+			again, _ := http.NewRequest("GET", program.url+"/openapi.json", nil)
+			again.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+			if resp, _ := exchange(t, client, again); resp.StatusCode != http.StatusNotModified {
+				t.Errorf("GET /openapi.json with If-None-Match: its ETag: %d, want 304", resp.StatusCode)
+			}
+			// Where a tool that imports the document sends its requests: the first server URL, each
+			// variable at its default.
+			server := served["servers"].([]any)[0].(map[string]any)
+			variables := server["variables"].(map[string]any)
+			url := server["url"].(string)
+			for name, variable := range variables {
+				url = strings.ReplaceAll(url, "{"+name+"}", variable.(map[string]any)["default"].(string))
+			}
+			if url != tt.want {
+				t.Errorf("the server URL as imported is %s, want %s", url, tt.want)
+			}
+			variables["scheme"].(map[string]any)["default"] = "http"
+			if !reflect.DeepEqual(served, written) {
+				t.Error("the served document differs from web/openapi.json in more than the scheme's default")
+			}
+		})
+	}
+}
+
+// The TLS handshake is bounded by the shortest time-out, the read-header one: a client that
+// connects and sends nothing is cut off, as it is over plain HTTP/1.1.
+func TestTLSHandshakeIsCutOffAtTheReadHeaderTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a time-out test: it waits for the read-header time-out")
+	}
+	t.Parallel()                       // it waits, mostly
+	const readHeader = 5 * time.Second // the program's own
+	cert := selfSigned(t)
+	program := start(t, testTokens, cert.flags()...)
+	began := time.Now() // before the server accepts, and so before its time-out begins
+	conn, err := net.Dial("tcp", program.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(began.Add(3 * readHeader)) // far past the time-out: only a hang reaches it
+	_, err = conn.Read(make([]byte, 1))
+	took := time.Since(began)
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() || err == nil {
+		t.Fatalf("a connection that never began its handshake was still open after %v (read: %v)", took, err)
+	}
+	if took < readHeader {
+		t.Errorf("the connection was closed after %v, before the %v read-header time-out", took, readHeader)
+	}
+}
+
+// The 64 KiB header limit holds over HTTP/2 too, where the server announces it when the connection
+// opens (SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §6.5.2): Go's client then refuses to send larger
+// headers, where over HTTP/1.1 they are sent and answered 431.
+func TestOverHTTP2TheHeaderLimitIsAnnouncedAndGosClientKeepsToIt(t *testing.T) {
+	cert := selfSigned(t)
+	program := start(t, testTokens, cert.flags()...)
+	clients := map[string]*http.Client{overHTTP2: httpsClient(t, cert.roots, overHTTP2), overHTTP1: httpsClient(t, cert.roots, overHTTP1)}
+	for _, tt := range []struct {
+		protocol string
+		padding  int
+		want     int // a status, or notAnswered
+	}{
+		{overHTTP2, 32 << 10, http.StatusOK}, // first: the connection and its SETTINGS
+		{overHTTP2, 256 << 10, notAnswered},
+		{overHTTP1, 32 << 10, http.StatusOK},
+		{overHTTP1, 256 << 10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		r, _ := http.NewRequest("GET", program.url+"/api/users", nil)
+		r.Header.Set("Authorization", "Bearer "+readToken)
+		r.Header.Set("X-Padding", strings.Repeat("x", tt.padding))
+		resp, err := clients[tt.protocol].Do(r)
+		switch {
+		case err != nil && tt.want != notAnswered:
+			t.Errorf("%s with %d KiB of headers: %v, want %d", tt.protocol, tt.padding>>10, err, tt.want)
+		case err == nil:
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("%s with %d KiB of headers: %d, want %d (%d: not sent)", tt.protocol, tt.padding>>10, resp.StatusCode, tt.want, notAnswered)
+			}
+		}
+	}
+}
+
+// A stop does not wait out -delay, which exists only for demos: with -delay 10s, as long as the
+// stop's own bound, a request in its delay when SIGTERM comes is answered at once, and the program
+// exits 0 well within the bound. Over HTTP/2 the test knows the request is in flight: the server
+// reads a connection's frames in order, so once a later request on the same connection is
+// answered, the server has begun the delayed one.
+func TestShutdownDoesNotWaitOutTheLongestDelay(t *testing.T) {
+	cert := selfSigned(t)
+	program := start(t, testTokens, append(cert.flags(), "-delay", "10s")...)
+	client := httpsClient(t, cert.roots, overHTTP2)
+	var conn net.Conn
+	sent := make(chan struct{})
+	trace := &httptrace.ClientTrace{
+		GotConn:      func(info httptrace.GotConnInfo) { conn = info.Conn },
+		WroteHeaders: func() { close(sent) },
+	}
+	delayed, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", program.url+"/api/users", nil)
+	delayed.Header.Set("Authorization", "Bearer "+readToken)
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := client.Do(delayed)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	<-sent
+	var later net.Conn
+	trace = &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { later = info.Conn }}
+	health, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", program.url+"/healthz", nil)
+	if resp, body := exchange(t, client, health); resp.StatusCode != http.StatusOK || later != conn {
+		t.Fatalf("GET /healthz beside the delayed request: %d %s, on the same connection: %v", resp.StatusCode, body, later == conn)
+	}
+
+	began := time.Now()
+	if status := program.stop(); status != 0 {
+		t.Fatalf("exit status %d, want 0: a request in its -delay outlasted the stop's bound:\n%s", status, program.log)
+	}
+	if status := <-answered; status != http.StatusOK {
+		t.Fatalf("the request in its delay got %d, want 200", status)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("the stop took %v: it waited out the delay", took)
+	}
+}
