@@ -142,7 +142,7 @@ func TestWriteTokenMayAlsoReadButAReadTokenOnAWriteRouteIs403(t *testing.T) {
 
 	// Through the whole service: the write token reads the list and a user.
 	ts := newTestServer(t)
-	ann, _ := ts.create(t, "Ann", "ann@example.com")
+	ann := ts.create(t, "Ann", "ann@example.com")
 	for _, target := range []string{"/api/users", userPath(ann.ID)} {
 		r := httptest.NewRequest("GET", target, nil)
 		r.Header.Set("Authorization", "Bearer "+writeToken)

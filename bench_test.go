@@ -27,7 +27,11 @@ import (
 func benchSeeded(b *testing.B, n int) (*testServer, []int64) {
 	b.Helper()
 	store := newUserStore()
-	handler, err := newServer(*testConfig(b), newLogger("text", io.Discard), store) // the log formatted, then thrown away
+	cfg, err := parseConfig([]string{"users"}, testEnv, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	handler, err := newServer(*cfg, newLogger("text", io.Discard), store) // the log formatted, then thrown away
 	if err != nil {
 		b.Fatal(err)
 	}

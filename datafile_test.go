@@ -412,3 +412,18 @@ func BenchmarkDurableWrite(b *testing.B) {
 		})
 	}
 }
+
+// openFileStore opens the store kept in the data file at path, as -data does, on a disk: osDisk{},
+// or a failingDisk (datafile_test.go). The test's end closes it, if the test has not.
+func openFileStore(t testing.TB, path string, d disk) *userStore {
+	t.Helper()
+	store, err := openUserStore(path, d)
+	if err != nil {
+		t.Fatalf("opening %s: %v", path, err)
+	}
+	t.Cleanup(store.close) // a second close does nothing
+	return store
+}
+
+// newDataPath names a data file in a new temporary folder.
+func newDataPath(t testing.TB) string { return filepath.Join(t.TempDir(), "users.json") }

@@ -280,7 +280,7 @@ func FuzzParseID(f *testing.F) {
 	ts := newTestServer(f)
 	var ids []int64
 	for _, name := range []string{"Ann", "Bob", "Cy"} {
-		created, _ := ts.create(f, name, strings.ToLower(name)+"@example.com")
+		created := ts.create(f, name, strings.ToLower(name)+"@example.com")
 		ids = append(ids, created.ID)
 	}
 	f.Fuzz(func(t *testing.T, id string) {

@@ -925,7 +925,7 @@ func TestFailuresInsideTheStackAreAJSON500(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			disk := &failingDisk{step: stepWrite, panics: c.panics}
 			store := openFileStore(t, newDataPath(t), disk)
-			ts := serverOn(t, store, testConfig(t))
+			ts := newTestServerOn(t, store)
 			send := hardeningThroughHandler(ts)
 			ann, _, _ := send.seed(t)
 			disk.failing.Store(true)

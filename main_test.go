@@ -37,7 +37,7 @@ func mainExchange(t *testing.T, r *http.Request) (*http.Response, string) {
 // The program serves on the address it bound until its context ends (SIGINT or SIGTERM), logs
 // its storage, each request and its stop, and then returns nil (exit status 0).
 func TestProgramServesUntilItsContextEnds(t *testing.T) {
-	program := startProgram(t, testEnv, "-log-format", "json")
+	program := runProgram(t, testEnv, "-log-format", "json")
 
 	r, _ := http.NewRequest("GET", program.url+"/api/users", nil)
 	r.Header.Set("Authorization", "Bearer "+readToken)
@@ -92,18 +92,23 @@ func TestTokenEntriesAreTrimmedOfWhiteSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := serverOn(t, newUserStore(), cfg)
+	handler, err := newServer(*cfg, newLogger("text", io.Discard), newUserStore())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, token := range []string{writeToken, readToken} {
 		r := httptest.NewRequest("GET", "/api/users", nil)
 		r.Header.Set("Authorization", "Bearer "+token)
-		wantStatus(t, ts.serve(r), http.StatusOK)
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, r)
+		wantStatus(t, w, http.StatusOK)
 	}
 }
 
 // On SIGINT or SIGTERM the program stops accepting connections but lets the requests in flight
 // finish: here a POST whose body is still arriving when its context ends.
 func TestStopFinishesTheRequestsInFlight(t *testing.T) {
-	program := startProgram(t, testEnv)
+	program := runProgram(t, testEnv)
 	addr := strings.TrimPrefix(program.url, "http://")
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -154,7 +159,7 @@ func TestStopFinishesTheRequestsInFlight(t *testing.T) {
 // Header size is bounded (README, "What it withstands"): net/http itself answers 431 for headers
 // over the 64 KiB that newHTTPServer allows.
 func TestHeaderSizeIsBounded(t *testing.T) {
-	program := startProgram(t, testEnv)
+	program := runProgram(t, testEnv)
 	r, _ := http.NewRequest("GET", program.url+"/api/users", nil)
 	r.Header.Set("Authorization", "Bearer "+readToken)
 	r.Header.Set("X-Padding", strings.Repeat("x", 256<<10))
@@ -165,7 +170,7 @@ func TestHeaderSizeIsBounded(t *testing.T) {
 
 // -sample-data adds 12 example users to an empty store.
 func TestSampleDataAddsTwelveUsers(t *testing.T) {
-	program := startProgram(t, testEnv, "-sample-data")
+	program := runProgram(t, testEnv, "-sample-data")
 	r, _ := http.NewRequest("GET", program.url+"/api/users", nil)
 	r.Header.Set("Authorization", "Bearer "+readToken)
 	resp, body := mainExchange(t, r)
@@ -453,7 +458,7 @@ func TestGeneratedTokensNoticeHasACurlLineThatWorks(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			program := startProgram(t, tt.getenv)
+			program := runProgram(t, tt.getenv)
 			notice := program.stderr.String()
 			write := regexp.MustCompile(`write token: +(\S+)`).FindStringSubmatch(notice)
 			read := regexp.MustCompile(`read token: +(\S+)`).FindStringSubmatch(notice)
@@ -511,3 +516,6 @@ func TestGeneratedTokensNoticeHasACurlLineThatWorks(t *testing.T) {
 		})
 	}
 }
+
+// noTokens is an environment without USERS_TOKENS: the program makes two tokens and prints them.
+func noTokens(string) string { return "" }

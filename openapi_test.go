@@ -90,7 +90,7 @@ func TestOpenAPIDocumentListsExactlyTheRoutesTheServerServes(t *testing.T) {
 	}
 
 	ts := newTestServer(t)
-	ann, _ := ts.create(t, "Ann", "ann@example.com")
+	ann := ts.create(t, "Ann", "ann@example.com")
 	for path := range doc["paths"].(map[string]any) {
 		var methods []string
 		for _, op := range documented {
@@ -113,7 +113,7 @@ func TestEveryDocumentedOperationIsAnswered(t *testing.T) {
 	for _, op := range openapiOperations(openapiDocument(t)) {
 		t.Run(strings.ReplaceAll(op, "/", " "), func(t *testing.T) {
 			ts := newTestServer(t)
-			ada, _ := ts.create(t, "Ada Lovelace", "ada@example.com")
+			ada := ts.create(t, "Ada Lovelace", "ada@example.com")
 			method, path, _ := strings.Cut(op, " ")
 			target := strings.NewReplacer("{id}", strconv.FormatInt(ada.ID, 10), "{file}", "app.js").Replace(path)
 			body, contentType := "", ""

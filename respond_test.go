@@ -56,8 +56,8 @@ func TestFailureTheAPIDidNotForeseeIs500WithoutDetail(t *testing.T) {
 	} {
 		t.Run(write.method, func(t *testing.T) {
 			disk := &failingDisk{step: stepSync}
-			ts := serverOn(t, openFileStore(t, newDataPath(t), disk), testConfig(t))
-			ann, _ := ts.create(t, "Ann", "ann@example.com")
+			ts := newTestServerOn(t, openFileStore(t, newDataPath(t), disk))
+			ann := ts.create(t, "Ann", "ann@example.com")
 			disk.failing.Store(true)
 
 			target := "/api/users"

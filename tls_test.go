@@ -2,18 +2,25 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -162,7 +169,7 @@ func TestClearTextWarningOnlyWithoutTLSOnAnAddressThatIsNotLoopback(t *testing.T
 			if tt.https {
 				flags = append(flags, cert.flags()...)
 			}
-			program := startProgram(t, testEnv, flags...)
+			program := runProgram(t, testEnv, flags...)
 			if err := program.stop(); err != nil {
 				t.Fatalf("start returned %v after its stop, want nil", err)
 			}
@@ -232,7 +239,10 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 			3 * short, answerHeldByTheDelay, notAnswered},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig(t, append(cert.flags(), "-addr", "127.0.0.1:0")...)
+			cfg, err := parseConfig(append([]string{"users", "-addr", "127.0.0.1:0", "-log-format", "json"}, cert.flags()...), testEnv, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
 			cfg.timeouts, cfg.delay = tt.timeouts, tt.delay
 			program := startWith(t, cfg)
 			client := httpsClient(t, cert.roots, overHTTP2)
@@ -281,7 +291,7 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 // with the test's ECDSA P-256 certificate, beside a bare TCP connection for scale.
 func BenchmarkTLSHandshake(b *testing.B) {
 	cert := newSelfSignedCertificate(b)
-	addr := strings.TrimPrefix(startProgram(b, testEnv, cert.flags()...).url, "https://")
+	addr := strings.TrimPrefix(runProgram(b, testEnv, cert.flags()...).url, "https://")
 	dialTLS := func(version uint16) func() (net.Conn, error) {
 		return func() (net.Conn, error) {
 			return tls.Dial("tcp", addr, &tls.Config{RootCAs: cert.roots, MinVersion: version, MaxVersion: version})
@@ -314,7 +324,7 @@ func BenchmarkGetUserOverLoopback(b *testing.B) {
 	plainTransport := &http.Transport{MaxIdleConnsPerHost: 64}
 	b.Cleanup(plainTransport.CloseIdleConnections)
 	plainClient := &http.Client{Transport: plainTransport}
-	plain, https := startProgram(b, testEnv), startProgram(b, testEnv, cert.flags()...)
+	plain, https := runProgram(b, testEnv), runProgram(b, testEnv, cert.flags()...)
 
 	// seed creates 1,000 users through the API, as bench/load.sh does, and returns the URL of the
 	// 500th.
@@ -374,4 +384,136 @@ func BenchmarkGetUserOverLoopback(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
 	}
+}
+
+// testCertificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
+type testCertificate struct {
+	certFile, keyFile string
+	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
+}
+
+// flags are the flags that serve HTTPS with this certificate.
+func (c testCertificate) flags() []string {
+	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
+}
+
+// newSelfSignedCertificate makes a certificate signed by its own key, as the openssl command of
+// docs/https.md does.
+func newSelfSignedCertificate(t testing.TB) testCertificate {
+	t.Helper()
+	key := newTestKey(t)
+	template := certificateTemplate("localhost")
+	template.IsCA = true // openssl req -x509 marks it a CA too
+	template.KeyUsage |= x509.KeyUsageCertSign
+	return writeCertificate(t, template, template, key, key)
+}
+
+// newTestKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
+func newTestKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// certificateTemplate is a certificate for 127.0.0.1, ::1 and localhost, for a day.
+func certificateTemplate(name string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+}
+
+// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
+// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
+func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) testCertificate {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := testCertificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
+	c.roots.AddCert(cert)
+	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// exchange sends r with client, as a test of a running program does, and returns the answer and its
+// whole body.
+func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := client.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
+	}
+	return resp, string(body)
+}
+
+// startWith runs the program with a configuration the test has changed (shorter time-outs, say).
+func startWith(t testing.TB, cfg *config) *program {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &program{stderr: &logBuffer{}}
+	result := make(chan error, 1)
+	go func() { result <- start(ctx, cfg, p.stderr) }()
+	var once sync.Once
+	var startErr error
+	p.stop = func() error {
+		once.Do(func() { cancel(); startErr = <-result })
+		return startErr
+	}
+	t.Cleanup(func() { p.stop() })
+	deadline, poll := time.After(10*time.Second), time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for p.url == "" {
+		select {
+		case <-poll.C:
+			if addr := listeningAddr(p.stderr.String()); addr != "" {
+				p.url = cfg.scheme() + "://" + addr
+			}
+		case err := <-result:
+			t.Fatalf("start returned before listening: %v\n%s", err, p.stderr)
+		case <-deadline:
+			t.Fatalf("start did not listen within 10s:\n%s", p.stderr)
+		}
+	}
+	return p
+}
+
+// listeningAddr returns the address the start-up record "listening" names, in a text or JSON log,
+// or "" before the program has logged it.
+func listeningAddr(log string) string {
+	match := regexp.MustCompile(`msg"?[=:]"?listening"?[ ,]"?addr"?[=:]"?([^" ]+)`).FindStringSubmatch(log)
+	if match == nil {
+		return ""
+	}
+	return match[1]
 }

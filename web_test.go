@@ -302,7 +302,7 @@ func TestOpenAPIDocumentOfAnHTTPSServerDefaultsToHTTPS(t *testing.T) {
 		{"without", nil, "http"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := serverOn(t, newUserStore(), testConfig(t, tt.flags...))
+			ts := newTestServer(t, tt.flags...)
 			w := ts.serve(httptest.NewRequest("GET", "/openapi.json", nil))
 			wantStatus(t, w, http.StatusOK)
 			var doc struct {
