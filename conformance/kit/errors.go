@@ -96,6 +96,19 @@ func errorsRules() []Rule {
 			},
 		},
 		{
+			ID: "errors/unknown-method-501", Tier: Should, Source: "RFC 9110 §9.1", Doc: docRoutes,
+			Requirement: "A method that no route takes (FOO, TRACE, or get in lower case: methods are case-sensitive) is 501, with no Allow, after authentication.",
+			check: func(c *Client) error {
+				var answers []*reply
+				for _, method := range []string{"FOO", "TRACE", "get"} {
+					answers = append(answers, c.send(request{method: method, target: collection, as: writer}))
+				}
+				return every(func(x *reply) error {
+					return firstError(x.statusIs(http.StatusNotImplemented), x.headerAbsent("Allow"))
+				}, answers...)
+			},
+		},
+		{
 			ID: "errors/405-allow", Tier: Must, Source: "RFC 9110 §15.5.6", Doc: docRoutes, Needs: OwnUsers,
 			Requirement: "A 405 carries Allow, naming the methods the path takes: at least GET and POST for /api/users, PUT and DELETE for a user.",
 			check: func(c *Client) error {

@@ -31,7 +31,9 @@ import (
 // value, and patch/empty-400 the path's id alone. list/pages-of-the-whole-list and
 // precondition/if-none-match-304 read only the rule's own users, and
 // precondition/if-match-on-post-current tries again when another client changed the list, so
-// several runs may share a server. A must rule that could not run now fails the run.
+// several runs may share a server. A must rule that could not run now fails the run. It adds
+// errors/unknown-method-501 (a method no route takes is 501, RFC 9110 §9.1), and
+// cors/preflight-allows-conditional-headers also allows X-Request-Id.
 const Version = "1.2.0"
 
 // A Tier says how binding a rule is. A port in another language can pass Must without copying any
