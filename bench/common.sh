@@ -1,4 +1,4 @@
-# What bench/load.sh, bench/journal.sh and bench/tls.sh share: wrk, a folder for the run, the
+# What bench/load.sh, bench/compare.sh, bench/durable.sh and bench/tls.sh share: wrk, a folder for the run, the
 # servers they start (each added to pids, all stopped at the end), waiting for a server's log line,
 # and a process's CPU time. Source it.
 
