@@ -18,7 +18,7 @@ import (
 // The rules of middleware.go: what every answer carries, CORS, panics and the access log
 // (docs/api.md, "Responses" and "Browsers (CORS)"; README, "Configuration"), proved on the
 // middleware functions, and through the real handler for what the kit does not check: CORS off
-// and *, panics, the log and -delay.
+// and *, panics, the log (no token in it, no line forged by a request) and -delay.
 
 // An X-Request-Id of 1 to 64 characters of A-Z a-z 0-9 . _ - is the client's, echoed and logged;
 // any other, or none, gets the server's own: a prefix and a counter, new on every request.
@@ -381,7 +381,7 @@ func TestAccessLogLineHasNoQueryAndNoToken(t *testing.T) {
 			t.Errorf("log %s = %v, want %v", key, records[0][key], value)
 		}
 	}
-	if ms, ok := records[0]["duration_ms"].(float64); !ok || ms < 0 || ms > 10_000 {
+	if ms, ok := records[0]["duration_ms"].(float64); !ok || ms < 0 { // how long it took is the clock's to say
 		t.Errorf("the record's duration_ms is %v, want a number of milliseconds", records[0]["duration_ms"])
 	}
 	if id := records[1]["request_id"]; id != w401.Header().Get("X-Request-Id") {
@@ -685,7 +685,6 @@ func TestCleanPathRemovesDotSegments(t *testing.T) {
 // query kept, and the JSON error body; under /api/ only once the token is valid, OPTIONS aside.
 // A path clean as sent whose escapes decode to one that is not names nothing: 404.
 func TestUncleanPathIs308ToItsCleanForm(t *testing.T) {
-	ts := newTestServer(t)
 	for _, tt := range []struct {
 		method, target, token string
 		status                int
@@ -707,6 +706,7 @@ func TestUncleanPathIs308ToItsCleanForm(t *testing.T) {
 		{"GET", "/assets/%2E%2E/%2E%2E/etc/passwd", "", 404, ""},
 	} {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			ts := newTestServer(t)
 			r := httptest.NewRequest(tt.method, tt.target, nil)
 			if tt.token != "" {
 				r.Header.Set("Authorization", "Bearer "+tt.token)
