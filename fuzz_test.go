@@ -277,6 +277,8 @@ func FuzzParseID(f *testing.F) {
 	} {
 		f.Add(id)
 	}
+	// One service for every input, holding Ann, Bob and Cy: each input is a GET, so none changes
+	// what the next one meets.
 	ts := newTestServer(f)
 	var ids []int64
 	for _, name := range []string{"Ann", "Bob", "Cy"} {
