@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -150,4 +151,60 @@ func TestWriteTokenMayAlsoReadButAReadTokenOnAWriteRouteIs403(t *testing.T) {
 			t.Errorf("GET %s with the write token: status %d, want 200; body %s", target, w.Code, w.Body)
 		}
 	}
+}
+
+// The Authorization parser grants a role exactly when there is one header holding the scheme
+// Bearer (in any case), one or more spaces and a configured token, and nothing else; every other
+// header is a 401 with the right challenge, which never repeats what was sent.
+func FuzzAuthorization(f *testing.F) {
+	for _, value := range []string{
+		"Bearer " + writeToken, "bearer " + readToken, "BEARER    " + writeToken, "Bearer", "Bearer ", "Bearer  ",
+		"Bearer " + writeToken + " ", "Bearer " + writeToken + "x", "Bearer\t" + writeToken, "Basic dXNlcjpwYXNz",
+		"Token " + writeToken, writeToken, "", " ", "Bearer a=", "Bearer ==", "Bearer a=b", "Bearer tëst",
+		"Bearer " + writeToken + "\x00", "Bearer " + strings.Repeat("~", 300),
+	} {
+		f.Add(value, "", false)
+		f.Add(value, "Bearer "+writeToken, true)
+	}
+	tokenSet, err := parseTokens(writeToken + ":write," + readToken + ":read")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, value, second string, twoHeaders bool) {
+		r := &http.Request{Header: http.Header{"Authorization": {value}}}
+		if twoHeaders {
+			r.Header["Authorization"] = append(r.Header["Authorization"], second)
+		}
+		granted, err := tokenSet.authenticate(r)
+
+		var want role // 0: none
+		scheme, rest, spaced := strings.Cut(value, " ")
+		if !twoHeaders && strings.EqualFold(scheme, "bearer") && spaced {
+			want = map[string]role{writeToken: roleWrite, readToken: roleRead}[strings.TrimLeft(rest, " ")]
+		}
+		if granted != want {
+			t.Fatalf("Authorization %q (a second header: %v) granted role %d, want %d", value, twoHeaders, granted, want)
+		}
+		if want != 0 {
+			if err != nil {
+				t.Fatalf("granted a role, and an error: %v", err)
+			}
+			return
+		}
+		// No token or another scheme asks for a token; a bad token, or more than one header, says
+		// it is invalid (docs/api.md, "Authentication", RFC 6750 §3). Both are fixed answers:
+		// nothing sent is repeated.
+		e, problem := fuzzClientAnswer(err, http.StatusUnauthorized)
+		if problem != nil {
+			t.Fatal(problem)
+		}
+		wantRefusal := errInvalidToken
+		if !twoHeaders && (strings.TrimSpace(value) == "" || !strings.EqualFold(scheme, "bearer")) {
+			wantRefusal = errNoToken
+		}
+		if e != wantRefusal {
+			t.Fatalf("Authorization %q (a second header: %v): %q with %v, want %q with %v",
+				value, twoHeaders, e.message, e.header, wantRefusal.message, wantRefusal.header)
+		}
+	})
 }

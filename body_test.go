@@ -7,11 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/mail"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The rules of body.go: a request body's media type, size, JSON and field rules (docs/api.md,
@@ -617,4 +620,123 @@ func TestNestingIsCountedWithinAMembersValue(t *testing.T) {
 	if want := fmt.Sprintf("(at byte %d)", len(`{"name": `)+10000); err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("10,001 levels: error %v, want one that ends %s", err, want)
 	}
+}
+
+// fuzzClientAnswer returns what is wrong with err as an answer to the client, or nil: it must be an
+// *apiError of the status given, with a short sentence in valid UTF-8, and fields, when it has
+// them, that name a problem. FuzzDecodeUserBody, FuzzParseListQuery (list_test.go) and
+// FuzzAuthorization (auth_test.go) judge their refusals with it.
+func fuzzClientAnswer(err error, status int) (*apiError, error) {
+	var e *apiError
+	switch {
+	case !errors.As(err, &e):
+		return nil, fmt.Errorf("%T %v is not an *apiError: the client would get a 500", err, err)
+	case e.status != status:
+		return e, fmt.Errorf("status %d, want %d (%s)", e.status, status, e.message)
+	case e.message == "" || len(e.message) > 400 || !utf8.ValidString(e.message):
+		return e, fmt.Errorf("the message %q is empty, too long or not UTF-8", e.message)
+	case e.fields != nil && e.fields.Name == "" && e.fields.Email == "":
+		return e, fmt.Errorf("fields name no problem: %+v", *e.fields)
+	}
+	return e, nil
+}
+
+// The body decoder and the field rules accept exactly one JSON object in valid UTF-8 whose members
+// are name and email (and id, only the path's, written as that integer), and what they accept
+// satisfies every field rule. Everything else is a 400, and nothing panics.
+func FuzzDecodeUserBody(f *testing.F) {
+	for _, body := range []string{
+		`{"name":"Ann","email":"ann@example.com"}`,
+		`{"id":7,"name":" Ann ","email":" ann@example.com "}`,
+		`{"id":7.0,"name":"Ann"}`, `{"id":7e0}`, `{"id":null,"name":"Ann"}`, `{"email":null}`, `{}`, `null`, `[]`, ``,
+		`{"name":"Ann","name":"Bob"}`, `{"Name":"Ann"}`, `{"name":5}`, `{"name":"Ann"}x`, "\uFEFF{}", "{\"name\":\"\xff\"}",
+		`{"name":"` + strings.Repeat("a", 101) + `","email":"a@b.c"}`, `{"name":"a\u0000b","email":"a@b.c"}`,
+		`{"name":"Ann","email":"Ann <ann@example.com>"}`, `{"name":"Ann","email":"ann@[127.0.0.1]"}`,
+		`{"name":"Ann","email":"\"a b\"@example.com"}`, `{"name":[[[[[[[[]]]]]]]]}`, `{"name":"\ud800","email":"a@b.c"}`,
+		`{"id":9223372036854775807,"name":"Ann","email":"ann@example.com"}`, `{"id":9007199254740993.0}`,
+	} {
+		f.Add([]byte(body), int64(0), false)
+		f.Add([]byte(body), int64(7), false)
+		f.Add([]byte(body), int64(7), true)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, pathID int64, patch bool) {
+		if pathID <= 0 {
+			pathID, patch = 0, false // the path's id is positive, or 0 for POST
+		}
+		decoded, err := decodeUserBody(body)
+		if err != nil {
+			if _, problem := fuzzClientAnswer(err, http.StatusBadRequest); problem != nil {
+				t.Fatal(problem)
+			}
+			return
+		}
+		var fields userFields
+		switch {
+		case pathID == 0:
+			fields, err = decoded.newUser()
+		case patch:
+			fields, err = decoded.patch(pathID)
+		default:
+			fields, err = decoded.replacement(pathID)
+		}
+		if err != nil {
+			if _, problem := fuzzClientAnswer(err, http.StatusBadRequest); problem != nil {
+				t.Fatal(problem)
+			}
+			return
+		}
+		stored := func(value *string) string {
+			if value == nil {
+				return ""
+			}
+			return *value
+		}
+		name, email := stored(fields.name), stored(fields.email)
+
+		// Accepted: check it against what encoding/json makes of the same bytes.
+		if !utf8.Valid(body) || !json.Valid(body) {
+			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(body, &members); err != nil || members == nil {
+			t.Fatalf("accepted %q, which is not a JSON object", body)
+		}
+		for member, value := range members {
+			switch member {
+			case "name", "email":
+				var text string
+				if err := json.Unmarshal(value, &text); err != nil {
+					t.Fatalf("accepted %s %s, which is not a string", member, value)
+				}
+				got := map[string]string{"name": name, "email": email}[member]
+				if strings.TrimSpace(text) != got {
+					t.Fatalf("%s %q was stored as %q", member, text, got)
+				}
+			case "id":
+				if pathID == 0 || string(value) != strconv.FormatInt(pathID, 10) {
+					t.Fatalf("accepted the id %s with the path's id %d", value, pathID)
+				}
+			default:
+				t.Fatalf("accepted the member %q", member)
+			}
+		}
+		_, hasName := members["name"]
+		_, hasEmail := members["email"]
+		if !patch && (!hasName || !hasEmail) || patch && !hasName && !hasEmail {
+			t.Fatalf("accepted %q, which lacks a required field (patch %v)", body, patch)
+		}
+		if hasName {
+			if n := utf8.RuneCountInString(name); n < 1 || n > 100 || strings.ContainsFunc(name, unicode.IsControl) ||
+				name != strings.TrimSpace(name) {
+				t.Fatalf("accepted the name %q", name)
+			}
+		}
+		if hasEmail {
+			address, err := mail.ParseAddress(email)
+			if err != nil || address.Name != "" || address.Address != email || len(email) > 254 ||
+				strings.Contains(email, "@[") || email != strings.TrimSpace(email) {
+				t.Fatalf("accepted the email %q", email)
+			}
+		}
+	})
 }

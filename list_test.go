@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -441,4 +443,73 @@ func TestListETagFollowsTheList(t *testing.T) {
 	if etagOf("") != all {
 		t.Error("the list is as it was, but its ETag is not")
 	}
+}
+
+// The list's query parser accepts only page, per_page, q, email and sort, each once, with values
+// in range; the window it computes stays inside the list; and the Link header it builds is a
+// safe header value that names the same query.
+func FuzzParseListQuery(f *testing.F) {
+	for _, query := range []string{
+		"", "page=2", "per_page=100", "page=3&per_page=7&sort=-name&q=ann", "email=ann@example.com", "sort=email",
+		"page=0", "page=01", "per_page=101", "page=9223372036854775807&per_page=100", "page=9223372036854775808",
+		"pgae=2", "page=1&page=2", "%zz", "a;b", "q=", "q=%0D%0ASet-Cookie:%20x", "sort=id&q=%E2%80%A8", "=", "&&",
+	} {
+		f.Add(query, uint32(0))
+		f.Add(query, uint32(25))
+	}
+	linkTarget := regexp.MustCompile(`<([^>]*)>`) // the URIs of a Link header
+	f.Fuzz(func(t *testing.T, rawQuery string, totalUsers uint32) {
+		query, err := parseListQuery(rawQuery)
+		if err != nil {
+			if _, problem := fuzzClientAnswer(err, http.StatusBadRequest); problem != nil {
+				t.Fatal(problem)
+			}
+			return
+		}
+		values, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			t.Fatalf("accepted %q, which url.ParseQuery rejects: %v", rawQuery, err)
+		}
+		for name, given := range values {
+			if !slices.Contains([]string{"page", "per_page", "q", "email", "sort"}, name) || len(given) != 1 {
+				t.Fatalf("accepted %q: %s given %d times", rawQuery, name, len(given))
+			}
+		}
+		if query.page < 1 || query.perPage < 1 || query.perPage > 100 || !slices.Contains(sortOrders, query.sort) {
+			t.Fatalf("accepted %q as %+v", rawQuery, query)
+		}
+		if page, given := values["page"]; given && page[0] != strconv.FormatInt(query.page, 10) {
+			t.Fatalf("accepted page=%q, which is not in canonical form", page[0])
+		}
+		if query.paged != (values.Has("page") || values.Has("per_page")) {
+			t.Fatalf("%q: paged is %v", rawQuery, query.paged)
+		}
+
+		total := int(totalUsers % 1000000)
+		from, to := query.window(total)
+		if from < 0 || from > to || to > total || query.paged && int64(to-from) > query.perPage || !query.paged && to-from != total {
+			t.Fatalf("%q with %d users: the window is [%d, %d)", rawQuery, total, from, to)
+		}
+		if !query.paged {
+			return
+		}
+		link := query.links(total)
+		for _, c := range link {
+			if c < ' ' || c == 0x7f {
+				t.Fatalf("the Link header %q holds a control character", link)
+			}
+		}
+		for _, rel := range []string{`rel="first"`, `rel="last"`} {
+			if !strings.Contains(link, rel) {
+				t.Fatalf("the Link header %q lacks %s", link, rel)
+			}
+		}
+		for _, target := range linkTarget.FindAllStringSubmatch(link, -1) {
+			again, err := parseListQuery(strings.TrimPrefix(target[1], "/api/users?"))
+			if err != nil || again.perPage != query.perPage || again.sort != query.sort || again.search != query.search ||
+				again.email != query.email {
+				t.Fatalf("the link %s does not keep the query %q: %+v, %v", target[1], rawQuery, again, err)
+			}
+		}
+	})
 }
