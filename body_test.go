@@ -7,11 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/mail"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The rules of body.go: a request body's media type, size, JSON and field rules (docs/api.md,
@@ -57,7 +60,7 @@ func bodyProblems(name, email string) *apiError {
 // application/merge-patch+json (RFC 7396), in any case, with charset utf-8 or none. Anything else
 // is 415, which names what the method takes, in Accept-Post for POST and Accept-Patch for PATCH;
 // another charset is named as the problem.
-func TestBodyInAMediaTypeTheMethodDoesNotTakeIs415(t *testing.T) {
+func TestMediaTypeNotTakenIs415(t *testing.T) {
 	const (
 		asJSON      = "send the body as JSON, with Content-Type: application/json"
 		asJSONPatch = "send the body as JSON, with Content-Type: application/json or application/merge-patch+json"
@@ -125,9 +128,9 @@ func TestBodyInAMediaTypeTheMethodDoesNotTakeIs415(t *testing.T) {
 
 // A coded body (gzip, say) is refused like a media type the method does not take: POST still names
 // what it takes in Accept-Post and PATCH in Accept-Patch (docs/api.md, "Request bodies", rule 1).
-func TestBodyWithAContentEncodingIs415(t *testing.T) {
+func TestContentEncodingIs415(t *testing.T) {
 	const uncompressed = "send the body uncompressed, without a Content-Encoding"
-	for _, tt := range []struct {
+	tests := []struct {
 		method, contentType, encoding string
 		want                          *apiError
 	}{
@@ -136,33 +139,36 @@ func TestBodyWithAContentEncodingIs415(t *testing.T) {
 		{"PATCH", "application/merge-patch+json", "br",
 			&apiError{status: 415, message: uncompressed, header: http.Header{"Accept-Patch": {"application/json, application/merge-patch+json"}}}},
 		{"PUT", "application/json", "identity", &apiError{status: 415, message: uncompressed}},
-	} {
-		r := httptest.NewRequest(tt.method, "/api/users/1", strings.NewReader(`{"name":"Ann Lee"}`))
-		r.Header.Set("Content-Type", tt.contentType)
-		r.Header.Set("Content-Encoding", tt.encoding)
-		if _, err := readJSONBody(httptest.NewRecorder(), r); !reflect.DeepEqual(err, tt.want) {
-			t.Errorf("%s with Content-Encoding %s: error %#v\nwant  %#v", tt.method, tt.encoding, err, tt.want)
-		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.encoding, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, "/api/users/1", strings.NewReader(`{"name":"Ann Lee"}`))
+			r.Header.Set("Content-Type", tt.contentType)
+			r.Header.Set("Content-Encoding", tt.encoding)
+			if _, err := readJSONBody(httptest.NewRecorder(), r); !reflect.DeepEqual(err, tt.want) {
+				t.Errorf("error %#v\nwant  %#v", err, tt.want)
+			}
+		})
 	}
 }
 
 // The body is read whole before it is judged, so its size decides before its content does: 1 MiB
 // is read, one byte more is 413, whether its length is declared or not.
-func TestBodyOfExactly1MiBIsReadAndOneByteMoreIs413(t *testing.T) {
+func TestBodyOver1MiBIs413(t *testing.T) {
 	const oneMiB = 1 << 20 // 1,048,576 bytes: the largest body the API reads
 	tests := []struct {
 		name          string
 		size          int
 		unknownLength bool  // sent as a chunked body is, without Content-Length
 		declared      int64 // a Content-Length that differs from the body's, or 0
-		want          int   // the size read, or 413
+		tooLarge      bool  // 413; otherwise the whole body is read
 	}{
-		{"exactly 1 MiB", oneMiB, false, 0, oneMiB},
-		{"exactly 1 MiB, length unknown", oneMiB, true, 0, oneMiB},
-		{"1 MiB + 1", oneMiB + 1, false, 0, 413},
-		{"1 MiB + 1, length unknown", oneMiB + 1, true, 0, 413},
-		{"a length over 1 MiB declared is refused before a byte is read", 2, false, oneMiB + 1, 413},
-		{"an empty body", 0, false, 0, 0},
+		{"exactly 1 MiB", oneMiB, false, 0, false},
+		{"exactly 1 MiB, length unknown", oneMiB, true, 0, false},
+		{"1 MiB + 1", oneMiB + 1, false, 0, true},
+		{"1 MiB + 1, length unknown", oneMiB + 1, true, 0, true},
+		{"over 1 MiB declared, 2 bytes sent", 2, false, oneMiB + 1, true}, // refused before a byte is read
+		{"an empty body", 0, false, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,14 +181,14 @@ func TestBodyOfExactly1MiBIsReadAndOneByteMoreIs413(t *testing.T) {
 				r.ContentLength = tt.declared
 			}
 			got, err := readJSONBody(httptest.NewRecorder(), r)
-			if tt.want == http.StatusRequestEntityTooLarge {
+			if tt.tooLarge {
 				if err != errBodyTooLarge {
 					t.Errorf("error %#v, want the 413 %q", err, errBodyTooLarge.message)
 				}
 				return
 			}
-			if err != nil || len(got) != tt.want {
-				t.Errorf("read %d bytes, %v; want %d", len(got), err, tt.want)
+			if err != nil || len(got) != tt.size {
+				t.Errorf("read %d bytes, %v; want %d", len(got), err, tt.size)
 			}
 		})
 	}
@@ -194,21 +200,29 @@ func TestBodyOfExactly1MiBIsReadAndOneByteMoreIs413(t *testing.T) {
 // A body that ends before its declared length, or breaks off while chunked, is 400: the service
 // never judges a part of a body as if it were all of it.
 func TestBodyCutShortIs400(t *testing.T) {
-	for _, length := range []int64{40, -1} { // declared, and unknown (chunked)
-		body := io.MultiReader(strings.NewReader(`{"name":"Cy","email":"cy@`), iotest.ErrReader(io.ErrUnexpectedEOF))
-		r := httptest.NewRequest("POST", "/api/users", body)
-		r.ContentLength = length
-		r.Header.Set("Content-Type", "application/json")
-		_, err := readJSONBody(httptest.NewRecorder(), r)
-		if want := badRequest("the body could not be read to its end"); !reflect.DeepEqual(err, want) {
-			t.Errorf("Content-Length %d: error %#v, want %#v", length, err, want)
-		}
+	for _, tt := range []struct {
+		name   string
+		length int64
+	}{
+		{"declared length", 40},
+		{"chunked", -1}, // the length unknown
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := io.MultiReader(strings.NewReader(`{"name":"Cy","email":"cy@`), iotest.ErrReader(io.ErrUnexpectedEOF))
+			r := httptest.NewRequest("POST", "/api/users", body)
+			r.ContentLength = tt.length
+			r.Header.Set("Content-Type", "application/json")
+			_, err := readJSONBody(httptest.NewRecorder(), r)
+			if want := badRequest("the body could not be read to its end"); !reflect.DeepEqual(err, want) {
+				t.Errorf("error %#v, want %#v", err, want)
+			}
+		})
 	}
 }
 
 // readUserBody judges a write's body in the order of docs/api.md, "The order of the checks": the
 // media type (415), the size (413), the query (400), then what the body holds (400).
-func TestUserBodyIsJudgedByMediaTypeThenSizeThenQueryThenContent(t *testing.T) {
+func TestBodyChecks415Then413Then400(t *testing.T) {
 	huge := strings.Repeat("x", maxBodyBytes+1)
 	tests := []struct {
 		name                string
@@ -239,7 +253,7 @@ func TestUserBodyIsJudgedByMediaTypeThenSizeThenQueryThenContent(t *testing.T) {
 // Each way a body can fail to be one JSON object has its own 400 and message (docs/api.md, "Request
 // bodies", rule 3). A syntax error says where, in our words around encoding/json's: "*" below
 // stands for its description, which must not show Go's names.
-func TestMalformedBodyIs400WithAMessageNamingTheProblem(t *testing.T) {
+func TestMalformedBodyIs400(t *testing.T) {
 	const (
 		empty     = `the body is empty: send a JSON object such as {"name": "Ann", "email": "ann@example.com"}`
 		notObject = `the body must be a JSON object, such as {"name": "Ann", "email": "ann@example.com"}`
@@ -325,24 +339,26 @@ func TestBodyIsReadAsTheMembersSent(t *testing.T) {
 // A wrong type stops decoding, so only that field is reported, even when another field also fails.
 func TestWrongTypeIsReportedOnItsOwn(t *testing.T) {
 	for _, tt := range []struct {
-		body string
-		want *apiError
+		name, body string
+		want       *apiError
 	}{
-		{`{"name":5,"email":"not an address"}`, bodyProblems("name must be a string", "")},
-		{`{"name":["Carol"],"email":"carol@example.com"}`, bodyProblems("name must be a string", "")},
-		{`{"name":"","email":{"address":"carol@example.com"}}`, bodyProblems("", "email must be a string")},
-		{`{"name":"Carol","email":true}`, bodyProblems("", "email must be a string")},
+		{"name a number", `{"name":5,"email":"not an address"}`, bodyProblems("name must be a string", "")},
+		{"name an array", `{"name":["Carol"],"email":"carol@example.com"}`, bodyProblems("name must be a string", "")},
+		{"email an object", `{"name":"","email":{"address":"carol@example.com"}}`, bodyProblems("", "email must be a string")},
+		{"email true", `{"name":"Carol","email":true}`, bodyProblems("", "email must be a string")},
 	} {
-		if _, err := decodeUserBody([]byte(tt.body)); !reflect.DeepEqual(err, tt.want) {
-			t.Errorf("%s: error %#v\nwant  %#v", tt.body, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := decodeUserBody([]byte(tt.body)); !reflect.DeepEqual(err, tt.want) {
+				t.Errorf("%s: error %#v\nwant  %#v", tt.body, err, tt.want)
+			}
+		})
 	}
 }
 
 // id is the server's to give: a POST body may not hold one, and a PUT or PATCH body only the id of
 // the path written as a JSON integer, as clients send back what they read (docs/api.md, "Request
 // bodies", rule 4): 1.0 and 1e0 are other forms of the number, and are refused.
-func TestIDInABodyIsOnlyThePathsWrittenAsAnInteger(t *testing.T) {
+func TestIDInBodyMustBeThePaths(t *testing.T) {
 	assigned := badRequest("id is assigned by the server: leave it out of the body")
 	notThePaths := func(id int64) *apiError {
 		return badRequest(fmt.Sprintf("id in the body must be the id of the path, written as the integer %d, or left out", id))
@@ -392,7 +408,7 @@ func TestIDInABodyIsOnlyThePathsWrittenAsAnInteger(t *testing.T) {
 
 // The field rules of docs/api.md, "Request bodies", step 5, on a POST body: the fields set,
 // trimmed, or the 400 with every failing field, name first whatever the order of the body.
-func TestFieldRulesSetTrimmedFieldsOrReportEveryFailingField(t *testing.T) {
+func TestFieldRulesReportEveryField(t *testing.T) {
 	email254 := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." +
 		strings.Repeat("d", 57) + ".com"
 	if len(email254) != 254 {
@@ -480,31 +496,33 @@ func TestFieldRulesSetTrimmedFieldsOrReportEveryFailingField(t *testing.T) {
 func TestPutNeedsBothFields(t *testing.T) {
 	annLee, annLeeEmail := "Ann Lee", "Ann.Lee@example.com"
 	for _, tt := range []struct {
-		body    string
-		set     userFields
-		refusal *apiError
+		name, body string
+		set        userFields
+		refusal    *apiError // nil when the body is taken
 	}{
-		{`{"name":" Ann Lee ","email":" Ann.Lee@example.com "}`, userFields{name: &annLee, email: &annLeeEmail}, nil},
-		{`{"name":"Ann Lee"}`, userFields{}, bodyProblems("", "email is required")},
-		{`{"email":"ann@example.com"}`, userFields{}, bodyProblems("name is required", "")},
-		{`{}`, userFields{}, bodyProblems("name is required", "email is required")},
+		{"both, trimmed", `{"name":" Ann Lee ","email":" Ann.Lee@example.com "}`, userFields{name: &annLee, email: &annLeeEmail}, nil},
+		{"no email", `{"name":"Ann Lee"}`, userFields{}, bodyProblems("", "email is required")},
+		{"no name", `{"email":"ann@example.com"}`, userFields{}, bodyProblems("name is required", "")},
+		{"neither", `{}`, userFields{}, bodyProblems("name is required", "email is required")},
 	} {
-		fields, err := bodyDecoded(t, tt.body).replacement(1)
-		if tt.refusal != nil {
-			if !reflect.DeepEqual(err, tt.refusal) {
-				t.Errorf("PUT %s: error %#v\nwant  %#v", tt.body, err, tt.refusal)
+		t.Run(tt.name, func(t *testing.T) {
+			fields, err := bodyDecoded(t, tt.body).replacement(1)
+			if tt.refusal != nil {
+				if !reflect.DeepEqual(err, tt.refusal) {
+					t.Errorf("PUT %s: error %#v\nwant  %#v", tt.body, err, tt.refusal)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(fields, tt.set) {
-			t.Errorf("PUT %s: set %s, %v; want %s", tt.body, bodyFieldsText(fields), err, bodyFieldsText(tt.set))
-		}
+			if err != nil || !reflect.DeepEqual(fields, tt.set) {
+				t.Errorf("PUT %s: set %s, %v; want %s", tt.body, bodyFieldsText(fields), err, bodyFieldsText(tt.set))
+			}
+		})
 	}
 }
 
 // A PATCH (a JSON Merge Patch, RFC 7396) changes only the fields it names, at least one; null would
 // remove a field, and both are required.
-func TestPatchNeedsAtLeastOneFieldAndRefusesNull(t *testing.T) {
+func TestPatchNeedsAFieldAndNoNull(t *testing.T) {
 	changesNothing := badRequest("the patch changes nothing: give name, email or both")
 	annLee, annLeeEmail, al, alEmail := "Ann Lee", "ann.lee@example.com", "Al", "al@example.com"
 	tests := []struct {
@@ -542,8 +560,9 @@ func TestPatchNeedsAtLeastOneFieldAndRefusesNull(t *testing.T) {
 }
 
 // A syntax error names the byte offset, counted from 0, of the first byte that cannot continue
-// valid JSON; a body that ends too soon names its length. "^" marks the byte in each body.
-func TestSyntaxErrorNamesTheOffsetOfTheFirstBadByte(t *testing.T) {
+// valid JSON; a body that ends too soon names its length. "^" marks the byte in each body that
+// has one.
+func TestSyntaxErrorNamesItsOffset(t *testing.T) {
 	for _, tt := range []struct{ name, body string }{
 		{"a bad escape", `{"id":1,   "name":"x\^q"}`},
 		{"an unexpected character", `{"name":^x}`},
@@ -558,21 +577,28 @@ func TestSyntaxErrorNamesTheOffsetOfTheFirstBadByte(t *testing.T) {
 		{"a bad byte first", `^x`},
 		{"after white space", "  \n{^'name':1}"},
 		{"deep in a long body", `{"name":"` + strings.Repeat("a", 5000) + `\^x"}`},
+		{"ends after a colon", `{"name":`},
+		{"ends after white space", `{"name":"a"   `},
+		{"ends after the brace", `{`},
+		{"ends after space and brace", `  {`},
+		{"ends in an escape", `{"name":"a\`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			body, marked := strings.Replace(tt.body, "^", "", 1), strings.Contains(tt.body, "^")
+			_, err := decodeUserBody([]byte(body))
+			if !marked {
+				want := fmt.Sprintf("the body is not valid JSON: it ends before the object does (at byte %d, its length)", len(body))
+				if err == nil || err.Error() != want {
+					t.Errorf("error %v, want %q", err, want)
+				}
+				return
+			}
 			offset := strings.Index(tt.body, "^")
-			_, err := decodeUserBody([]byte(strings.Replace(tt.body, "^", "", 1)))
 			var e *apiError
 			if !errors.As(err, &e) || !strings.HasSuffix(e.message, fmt.Sprintf("(at byte %d)", offset)) {
 				t.Errorf("error %v, want one that ends (at byte %d)", err, offset)
 			}
 		})
-	}
-	for _, body := range []string{`{"name":`, `{"name":"a"   `, `{`, `  {`, `{"name":"a\`} {
-		_, err := decodeUserBody([]byte(body))
-		if want := fmt.Sprintf("the body is not valid JSON: it ends before the object does (at byte %d, its length)", len(body)); err == nil || err.Error() != want {
-			t.Errorf("%q: error %v, want %q", body, err, want)
-		}
 	}
 }
 
@@ -581,40 +607,163 @@ func TestSyntaxErrorNamesTheOffsetOfTheFirstBadByte(t *testing.T) {
 func TestMediaTypeIsComparedAsASCII(t *testing.T) {
 	for _, tt := range []struct {
 		contentType string
-		status      int
+		taken       bool // otherwise 415
 	}{
-		{"application/json", 0}, {"APPLICATION/Json", 0}, {"application/json\t;\tcharset=UTF-8", 0},
-		{"applİcation/json", 415}, {"application/json\u00a0", 415}, {"\u00a0application/json", 415},
-		{"application/json; charset=utf-8\u00a0", 415}, {"application/json; charset=\"utf-8\u212a\"", 415},
-		{"application/\u212Aon", 415}, {"application/json\v", 415},
+		{"application/json", true}, {"APPLICATION/Json", true}, {"application/json\t;\tcharset=UTF-8", true},
+		{"applİcation/json", false}, {"application/json\u00a0", false}, {"\u00a0application/json", false},
+		{"application/json; charset=utf-8\u00a0", false}, {"application/json; charset=\"utf-8\u212a\"", false},
+		{"application/\u212Aon", false}, {"application/json\v", false},
 	} {
-		r := httptest.NewRequest("POST", "/api/users", strings.NewReader("{}"))
-		r.Header.Set("Content-Type", tt.contentType)
-		_, err := readJSONBody(httptest.NewRecorder(), r)
-		var e *apiError
-		if status := 0; errors.As(err, &e) {
-			status = e.status
-			if status != tt.status {
-				t.Errorf("Content-Type %q: status %d, want %d", tt.contentType, status, tt.status)
+		t.Run(strings.ReplaceAll(fmt.Sprintf("%q", tt.contentType), "/", " "), func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/api/users", strings.NewReader("{}"))
+			r.Header.Set("Content-Type", tt.contentType)
+			_, err := readJSONBody(httptest.NewRecorder(), r)
+			var e *apiError
+			switch {
+			case tt.taken && err != nil:
+				t.Errorf("error %v, want the body read", err)
+			case !tt.taken && (!errors.As(err, &e) || e.status != http.StatusUnsupportedMediaType):
+				t.Errorf("error %#v, want a 415", err)
 			}
-		} else if err != nil || tt.status != 0 {
-			t.Errorf("Content-Type %q: error %v, want status %d", tt.contentType, err, tt.status)
-		}
+		})
 	}
 }
 
 // encoding/json's limit of 10,000 levels of nesting counts within each member's value: a value
 // nested 10,000 deep is read (and is then the wrong type), and the byte that opens level 10,001
 // is the syntax error's offset.
-func TestNestingIsCountedWithinAMembersValue(t *testing.T) {
-	deep := func(levels int) string {
-		return `{"name": ` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}`
+func TestNestingLimitIsPerMember(t *testing.T) {
+	deep := func(levels int) []byte {
+		return []byte(`{"name": ` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}`)
 	}
-	if _, err := decodeUserBody([]byte(deep(10000))); err == nil || err.Error() != "name must be a string" {
-		t.Errorf("10,000 levels: error %v, want name must be a string", err)
+	t.Run("10,000 levels", func(t *testing.T) {
+		if _, err := decodeUserBody(deep(10000)); err == nil || err.Error() != "name must be a string" {
+			t.Errorf("error %v, want name must be a string", err)
+		}
+	})
+	t.Run("10,001 levels", func(t *testing.T) {
+		_, err := decodeUserBody(deep(10001))
+		if want := fmt.Sprintf("(at byte %d)", len(`{"name": `)+10000); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("error %v, want one that ends %s", err, want)
+		}
+	})
+}
+
+// fuzzClientAnswer returns what is wrong with err as an answer to the client, or nil: it must be an
+// *apiError of the status given, with a short sentence in valid UTF-8, and fields, when it has
+// them, that name a problem. FuzzDecodeUserBody and FuzzParseListQuery (list_test.go) judge their
+// refusals with it.
+func fuzzClientAnswer(err error, status int) (*apiError, error) {
+	var e *apiError
+	switch {
+	case !errors.As(err, &e):
+		return nil, fmt.Errorf("%T %v is not an *apiError: the client would get a 500", err, err)
+	case e.status != status:
+		return e, fmt.Errorf("status %d, want %d (%s)", e.status, status, e.message)
+	case e.message == "" || len(e.message) > 400 || !utf8.ValidString(e.message):
+		return e, fmt.Errorf("the message %q is empty, too long or not UTF-8", e.message)
+	case e.fields != nil && e.fields.Name == "" && e.fields.Email == "":
+		return e, fmt.Errorf("fields name no problem: %+v", *e.fields)
 	}
-	_, err := decodeUserBody([]byte(deep(10001)))
-	if want := fmt.Sprintf("(at byte %d)", len(`{"name": `)+10000); err == nil || !strings.HasSuffix(err.Error(), want) {
-		t.Errorf("10,001 levels: error %v, want one that ends %s", err, want)
+	return e, nil
+}
+
+// The body decoder and the field rules accept exactly one JSON object in valid UTF-8 whose members
+// are name and email (and id, only the path's, written as that integer), and what they accept
+// satisfies every field rule. Everything else is a 400, and nothing panics.
+func FuzzDecodeUserBody(f *testing.F) {
+	for _, body := range []string{
+		`{"name":"Ann","email":"ann@example.com"}`,
+		`{"id":7,"name":" Ann ","email":" ann@example.com "}`,
+		`{"id":7.0,"name":"Ann"}`, `{"id":7e0}`, `{"id":null,"name":"Ann"}`, `{"email":null}`, `{}`, `null`, `[]`, ``,
+		`{"name":"Ann","name":"Bob"}`, `{"Name":"Ann"}`, `{"name":5}`, `{"name":"Ann"}x`, "\uFEFF{}", "{\"name\":\"\xff\"}",
+		`{"name":"` + strings.Repeat("a", 101) + `","email":"a@b.c"}`, `{"name":"a\u0000b","email":"a@b.c"}`,
+		`{"name":"Ann","email":"Ann <ann@example.com>"}`, `{"name":"Ann","email":"ann@[127.0.0.1]"}`,
+		`{"name":"Ann","email":"\"a b\"@example.com"}`, `{"name":[[[[[[[[]]]]]]]]}`, `{"name":"\ud800","email":"a@b.c"}`,
+		`{"id":9223372036854775807,"name":"Ann","email":"ann@example.com"}`, `{"id":9007199254740993.0}`,
+	} {
+		f.Add([]byte(body), int64(0), false)
+		f.Add([]byte(body), int64(7), false)
+		f.Add([]byte(body), int64(7), true)
 	}
+	f.Fuzz(func(t *testing.T, body []byte, pathID int64, patch bool) {
+		if pathID <= 0 {
+			pathID, patch = 0, false // the path's id is positive, or 0 for POST
+		}
+		decoded, err := decodeUserBody(body)
+		if err != nil {
+			if _, problem := fuzzClientAnswer(err, http.StatusBadRequest); problem != nil {
+				t.Fatal(problem)
+			}
+			return
+		}
+		var fields userFields
+		switch {
+		case pathID == 0:
+			fields, err = decoded.newUser()
+		case patch:
+			fields, err = decoded.patch(pathID)
+		default:
+			fields, err = decoded.replacement(pathID)
+		}
+		if err != nil {
+			if _, problem := fuzzClientAnswer(err, http.StatusBadRequest); problem != nil {
+				t.Fatal(problem)
+			}
+			return
+		}
+		stored := func(value *string) string {
+			if value == nil {
+				return ""
+			}
+			return *value
+		}
+		name, email := stored(fields.name), stored(fields.email)
+
+		// Accepted: check it against what encoding/json makes of the same bytes.
+		if !utf8.Valid(body) || !json.Valid(body) {
+			t.Fatalf("accepted %q, which is not valid UTF-8 JSON", body)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(body, &members); err != nil || members == nil {
+			t.Fatalf("accepted %q, which is not a JSON object", body)
+		}
+		for member, value := range members {
+			switch member {
+			case "name", "email":
+				var text string
+				if err := json.Unmarshal(value, &text); err != nil {
+					t.Fatalf("accepted %s %s, which is not a string", member, value)
+				}
+				got := map[string]string{"name": name, "email": email}[member]
+				if strings.TrimSpace(text) != got {
+					t.Fatalf("%s %q was stored as %q", member, text, got)
+				}
+			case "id":
+				if pathID == 0 || string(value) != strconv.FormatInt(pathID, 10) {
+					t.Fatalf("accepted the id %s with the path's id %d", value, pathID)
+				}
+			default:
+				t.Fatalf("accepted the member %q", member)
+			}
+		}
+		_, hasName := members["name"]
+		_, hasEmail := members["email"]
+		if !patch && (!hasName || !hasEmail) || patch && !hasName && !hasEmail {
+			t.Fatalf("accepted %q, which lacks a required field (patch %v)", body, patch)
+		}
+		if hasName {
+			if n := utf8.RuneCountInString(name); n < 1 || n > 100 || strings.ContainsFunc(name, unicode.IsControl) ||
+				name != strings.TrimSpace(name) {
+				t.Fatalf("accepted the name %q", name)
+			}
+		}
+		if hasEmail {
+			address, err := mail.ParseAddress(email)
+			if err != nil || address.Name != "" || address.Address != email || len(email) > 254 ||
+				strings.Contains(email, "@[") || email != strings.TrimSpace(email) {
+				t.Fatalf("accepted the email %q", email)
+			}
+		}
+	})
 }

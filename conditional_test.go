@@ -11,12 +11,14 @@ import (
 )
 
 // The rules of conditional.go: ETags and preconditions (docs/api.md, "Conditional requests"),
-// proved on entityTag, parseTagList, readPreconditions, checkRead, checkWrite and
-// sendRepresentation. How the store judges a write's preconditions is in store_test.go.
+// proved on entityTag, parseTagList, readPreconditions, checkRead, checkWrite, onUser and
+// sendRepresentation. That the store runs a write's check atomically with the write is in
+// store_test.go.
 
 // An ETag is always 32 hex digits between quotes, as the README says: a hash that begins with zero
 // bits is padded, not shortened.
 func TestETagIs32HexDigits(t *testing.T) {
+	quotedHex := regexp.MustCompile(`^"[0-9a-f]{32}"$`)
 	padded := 0
 	for i := range 64 {
 		representation, err := encodeJSON(user{ID: int64(i + 1), Name: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("user%d@example.com", i)})
@@ -24,7 +26,7 @@ func TestETagIs32HexDigits(t *testing.T) {
 			t.Fatal(err)
 		}
 		etag := entityTag(representation)
-		if !regexp.MustCompile(`^"[0-9a-f]{32}"$`).MatchString(etag) {
+		if !quotedHex.MatchString(etag) {
 			t.Errorf("user %d has the ETag %s, want 32 hex digits between quotes", i+1, etag)
 		}
 		if strings.HasPrefix(etag, `"0`) {
@@ -39,7 +41,7 @@ func TestETagIs32HexDigits(t *testing.T) {
 // sendRepresentation answers GET and HEAD: 200 with the body, or 304 when If-None-Match says the
 // client's copy is current, by the weak comparison (RFC 9110 §13.1.2). A 304 carries the ETag and
 // no body, so no Content-Type either.
-func TestIfNoneMatchIs304UnderWeakComparison(t *testing.T) {
+func TestIfNoneMatchOnAReadIs304(t *testing.T) {
 	body := []byte(`{"id":1,"name":"Ann","email":"ann@example.com"}`)
 	current := entityTag(body)
 	tests := []struct {
@@ -85,7 +87,7 @@ func TestIfNoneMatchIs304UnderWeakComparison(t *testing.T) {
 
 // If-Match is judged on GET and HEAD too (RFC 9110 §13.1.1): when none of its tags matches by the
 // strong comparison, the answer is 412, and it comes before If-None-Match's 304 (§13.2.2).
-func TestIfMatchThatFailsOnAReadIs412(t *testing.T) {
+func TestIfMatchOnAReadIs412(t *testing.T) {
 	body := []byte(`{"data":[],"total":0}`)
 	current := entityTag(body)
 	tests := []struct {
@@ -130,9 +132,6 @@ func TestIfMatchThatFailsOnAReadIs412(t *testing.T) {
 			}
 		})
 	}
-	if errIfMatchFailed.status != 412 || errIfMatchFailed.message != "the resource has changed since you read it: If-Match does not match its current ETag" {
-		t.Errorf("If-Match that fails is answered %d %q", errIfMatchFailed.status, errIfMatchFailed.message)
-	}
 }
 
 // A write goes ahead when If-Match names its target's current ETag by the strong comparison, or
@@ -174,7 +173,7 @@ func TestIfMatchGuardsWrites(t *testing.T) {
 // If-None-Match on a write asks to go ahead only if no current representation matches, by the
 // weak comparison: when one does, or it is * and the target exists, the answer is 412 (RFC 9110
 // §13.1.2). If-Match is judged first.
-func TestIfNoneMatchThatMatchesOnAWriteIs412(t *testing.T) {
+func TestIfNoneMatchOnAWriteIs412(t *testing.T) {
 	current := entityTag([]byte(`{"id":1,"name":"Ann","email":"ann@example.com"}`))
 	tests := []struct {
 		name                 string
@@ -208,9 +207,64 @@ func TestIfNoneMatchThatMatchesOnAWriteIs412(t *testing.T) {
 			}
 		})
 	}
-	const matched = "the request did not go ahead: If-None-Match matches the current ETag of the resource, or is * and the resource exists"
-	if errIfNoneMatchFailed.status != 412 || errIfNoneMatchFailed.message != matched {
-		t.Errorf("If-None-Match that matches is answered %d %q", errIfNoneMatchFailed.status, errIfNoneMatchFailed.message)
+}
+
+// A failed precondition is 412, with a message that says which one failed (RFC 9110 §15.5.13).
+func TestFailedPreconditionIs412(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		refusal *apiError
+		message string
+	}{
+		{"If-Match", errIfMatchFailed, "the resource has changed since you read it: If-Match does not match its current ETag"},
+		{"If-None-Match", errIfNoneMatchFailed,
+			"the request did not go ahead: If-None-Match matches the current ETag of the resource, or is * and the resource exists"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.refusal.status != http.StatusPreconditionFailed || tt.refusal.message != tt.message {
+				t.Errorf("answered %d %q, want 412 %q", tt.refusal.status, tt.refusal.message, tt.message)
+			}
+		})
+	}
+}
+
+// onUser judges a write's preconditions against the ETag of the user as it is now: the tag a
+// client read before the user changed no longer matches.
+func TestOnUserJudgesTheCurrentUser(t *testing.T) {
+	before := user{ID: 1, Name: "Ann", Email: "ann@example.com"}
+	now := user{ID: 1, Name: "Ann Lee", Email: "ann@example.com"}
+	_, readBefore, err := userRepresentation(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, readNow, err := userRepresentation(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name                 string
+		ifMatch, ifNoneMatch string // "" for no such header
+		refusal              error  // nil when the write goes ahead
+	}{
+		{"no precondition", "", "", nil},
+		{"If-Match, the tag of now", readNow, "", nil},
+		{"If-Match, the tag read before", readBefore, "", errIfMatchFailed},
+		{"If-None-Match, the tag read before", "", readBefore, nil},
+		{"If-None-Match *", "", "*", errIfNoneMatchFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("PATCH", "/api/users/1", nil)
+			if tt.ifMatch != "" {
+				r.Header.Set("If-Match", tt.ifMatch)
+			}
+			if tt.ifNoneMatch != "" {
+				r.Header.Set("If-None-Match", tt.ifNoneMatch)
+			}
+			if err := readPreconditions(r).onUser(now); err != tt.refusal {
+				t.Errorf("error %#v, want %#v", err, tt.refusal)
+			}
+		})
 	}
 }
 
@@ -252,8 +306,10 @@ func TestTagListsAreReadByTheGrammar(t *testing.T) {
 		{`"x", "y" "z"`, tags(`"x"`)},
 	}
 	for _, tt := range tests {
-		if got := parseTagList(tt.list); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseTagList(%q) = {any: %v, tags: %q}, want {any: %v, tags: %q}", tt.list, got.any, got.tags, tt.want.any, tt.want.tags)
-		}
+		t.Run(fmt.Sprintf("%q", tt.list), func(t *testing.T) {
+			if got := parseTagList(tt.list); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseTagList(%q) = {any: %v, tags: %q}, want {any: %v, tags: %q}", tt.list, got.any, got.tags, tt.want.any, tt.want.tags)
+			}
+		})
 	}
 }

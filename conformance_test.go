@@ -36,6 +36,8 @@ func newKitServer(t *testing.T, handler http.Handler) *httptest.Server {
 	return server
 }
 
+// The service keeps every rule of the kit: each rule runs on its own, as a subtest, and leaves no
+// user behind.
 func TestServiceKeepsEveryKitRule(t *testing.T) {
 	server := newKitServer(t, newTestServer(t, "-cors-origin", kitOrigin))
 	for _, rule := range kit.Rules() {
@@ -104,7 +106,9 @@ type breakage struct {
 	skips []string // the rules it cannot check on such a server
 }
 
-func TestKitFindsExactlyTheRulesAServerBreaks(t *testing.T) {
+// A server that breaks one rule on purpose fails exactly the rules that depend on it, and every
+// other passes: the kit catches what a learner's server gets wrong, and blames nothing else.
+func TestKitFindsWhatAServerBreaks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the kit against twelve broken servers takes seconds")
 	}
@@ -138,7 +142,7 @@ func breakages() []breakage {
 	total := regexp.MustCompile(`"total":([0-9]+)`)
 	return []breakage{
 		{
-			name: "POST answers 200, not 201",
+			name: "POST is 200, not 201",
 			wrap: rewriteAnswers(func(r *http.Request, a *httptest.ResponseRecorder) {
 				if r.Method == http.MethodPost && a.Code == http.StatusCreated {
 					a.Code = http.StatusOK
@@ -184,7 +188,7 @@ func breakages() []breakage {
 				"precondition/if-none-match-on-patch-412", "precondition/if-match-before-if-none-match", "precondition/tag-may-hold-a-comma"},
 		},
 		{
-			name: `the error body says "message", not "error"`,
+			name: "error body says message", // {"message": ...}, not {"error": ...}
 			wrap: rewriteAnswers(func(r *http.Request, a *httptest.ResponseRecorder) {
 				if a.Code >= 400 {
 					body := strings.Replace(a.Body.String(), `{"error":`, `{"message":`, 1)
@@ -196,7 +200,7 @@ func breakages() []breakage {
 			fails: []string{"create/syntax-error-offset", "list/first-query-problem-named", "errors/error-body", "errors/error-body-of-every-status"},
 		},
 		{
-			name: "404 and 405 in text/plain, as ServeMux writes them",
+			name: "404 and 405 in text plain", // as ServeMux writes them
 			wrap: rewriteAnswers(func(r *http.Request, a *httptest.ResponseRecorder) {
 				if a.Code == http.StatusNotFound || a.Code == http.StatusMethodNotAllowed {
 					a.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -225,7 +229,7 @@ func breakages() []breakage {
 			fails: []string{"auth/401-www-authenticate", "auth/invalid-token-error", "auth/challenges-exact"},
 		},
 		{
-			name: "Bearer compared case-sensitively",
+			name: "Bearer case-sensitive",
 			wrap: func(next http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Bearer") && scheme != "Bearer" {

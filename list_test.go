@@ -6,13 +6,15 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // The rules of list.go: the list's query, filters, sorting and paging (docs/api.md, "Listing"),
-// proved on parseListQuery, listQuery's totalPages, window and links, encodeList, userStore.list and
+// proved on parseListQuery, listQuery's totalPages, window and links, encodeList, api.list and
 // sortUsers.
 
 // listDecoded is the list envelope decoded; the paging fields are nil when absent.
@@ -34,9 +36,9 @@ func listParsed(t *testing.T, rawQuery string) listQuery {
 	return q
 }
 
-// listStoreWith is a store in memory holding these users, created in their order, and the users
-// as created, with their ids.
-func listStoreWith(t *testing.T, users ...user) (*userStore, []user) {
+// listService is the part of the service that answers GET /api/users, on a store in memory
+// holding these users, created in their order; and the users as created, with their ids.
+func listService(t *testing.T, users ...user) (*api, []user) {
 	t.Helper()
 	s := newUserStore()
 	var created []user
@@ -47,18 +49,24 @@ func listStoreWith(t *testing.T, users ...user) (*userStore, []user) {
 		}
 		created = append(created, c)
 	}
-	return s, created
+	return &api{store: s}, created
 }
 
-// listOf is the answer of the store to a list query, decoded.
-func listOf(t *testing.T, s *userStore, rawQuery string) listDecoded {
+// listAnswer is the answer of a to GET /api/users?rawQuery: its body and its ETag.
+func listAnswer(t *testing.T, a *api, rawQuery string) *encodedList {
 	t.Helper()
-	list, err := (&api{store: s}).list(listParsed(t, rawQuery))
+	list, err := a.list(listParsed(t, rawQuery))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return list
+}
+
+// listOf is the body of that answer, decoded.
+func listOf(t *testing.T, a *api, rawQuery string) listDecoded {
+	t.Helper()
 	var body listDecoded
-	if err := json.Unmarshal(list.body, &body); err != nil {
+	if err := json.Unmarshal(listAnswer(t, a, rawQuery).body, &body); err != nil {
 		t.Fatal(err)
 	}
 	return body
@@ -131,17 +139,20 @@ func TestBadListParameterIs400NamingIt(t *testing.T) {
 			}
 		})
 	}
+	// A query url.ParseQuery cannot read is 400 with its reason.
 	for _, malformed := range []string{"page=%zz", "q=%", "page=1;per_page=2"} {
-		_, err := parseListQuery(malformed)
-		if e, ok := err.(*apiError); !ok || e.status != http.StatusBadRequest || !strings.HasPrefix(e.message, "the query string is malformed: ") {
-			t.Errorf("parseListQuery(%q): %v, want a 400 that says the query string is malformed", malformed, err)
-		}
+		t.Run("malformed "+malformed, func(t *testing.T) {
+			_, err := parseListQuery(malformed)
+			if e, ok := err.(*apiError); !ok || e.status != http.StatusBadRequest || !strings.HasPrefix(e.message, "the query string is malformed: ") {
+				t.Errorf("error %v, want a 400 that says the query string is malformed", err)
+			}
+		})
 	}
 }
 
 // Without page or per_page the list is not paged; either one pages it, and the other takes its
 // default. q, email and sort are kept as given, for the Link header.
-func TestListQueryTakesDefaultsAndKeepsTheOtherParameters(t *testing.T) {
+func TestListQueryDefaults(t *testing.T) {
 	tests := []struct {
 		query string
 		want  listQuery
@@ -155,29 +166,33 @@ func TestListQueryTakesDefaultsAndKeepsTheOtherParameters(t *testing.T) {
 			others: url.Values{"email": {"Ann@Example.com"}, "q": {"é x"}}}},
 	}
 	for _, tt := range tests {
-		if got := listParsed(t, tt.query); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseListQuery(%q) = %+v\nwant %+v", tt.query, got, tt.want)
-		}
+		t.Run("?"+tt.query, func(t *testing.T) {
+			if got := listParsed(t, tt.query); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseListQuery(%q) = %+v\nwant %+v", tt.query, got, tt.want)
+			}
+		})
 	}
 }
 
 // total_pages is the ceiling of total over per_page: 0 when nothing matches.
-func TestTotalPagesIsTheCeilingOfTotalOverPerPage(t *testing.T) {
+func TestTotalPagesRoundsUp(t *testing.T) {
 	for _, tt := range []struct {
 		total         int
 		perPage, want int64
 	}{
 		{0, 10, 0}, {1, 10, 1}, {10, 10, 1}, {11, 10, 2}, {20, 10, 2}, {7, 1, 7}, {7, 3, 3}, {25, 100, 1},
 	} {
-		if got := (listQuery{perPage: tt.perPage}).totalPages(tt.total); got != tt.want {
-			t.Errorf("%d users, per_page=%d: total_pages %d, want %d", tt.total, tt.perPage, got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%d users, per_page=%d", tt.total, tt.perPage), func(t *testing.T) {
+			if got := (listQuery{perPage: tt.perPage}).totalPages(tt.total); got != tt.want {
+				t.Errorf("total_pages %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
 
 // A page is its slice of the list; a page past the end, however far, is empty, not an error, and
 // its place is never computed: page × per_page would overflow.
-func TestPagePastTheEndIsEmptyNotAnError(t *testing.T) {
+func TestPagePastTheEndIsEmpty(t *testing.T) {
 	for _, tt := range []struct {
 		query    string
 		total    int
@@ -192,15 +207,17 @@ func TestPagePastTheEndIsEmptyNotAnError(t *testing.T) {
 		{"page=9223372036854775807&per_page=100", 25, 25, 25},
 		{"page=1", 0, 0, 0},
 	} {
-		if from, to := listParsed(t, tt.query).window(tt.total); from != tt.from || to != tt.to {
-			t.Errorf("?%s of %d users: [%d, %d), want [%d, %d)", tt.query, tt.total, from, to, tt.from, tt.to)
-		}
+		t.Run(fmt.Sprintf("?%s of %d users", tt.query, tt.total), func(t *testing.T) {
+			if from, to := listParsed(t, tt.query).window(tt.total); from != tt.from || to != tt.to {
+				t.Errorf("[%d, %d), want [%d, %d)", from, to, tt.from, tt.to)
+			}
+		})
 	}
 }
 
 // A page's Link header (RFC 8288) has first and last, last being page 1 when nothing matches, prev
 // when there is a page before and next when there is one after, even for a page past the end.
-func TestLinkHeaderNamesFirstPrevNextAndLast(t *testing.T) {
+func TestLinkNamesFirstPrevNextLast(t *testing.T) {
 	link := func(page, perPage int, rel string) string {
 		return fmt.Sprintf(`</api/users?page=%d&per_page=%d>; rel="%s"`, page, perPage, rel)
 	}
@@ -217,14 +234,16 @@ func TestLinkHeaderNamesFirstPrevNextAndLast(t *testing.T) {
 		{"per_page=3", 3, []string{link(1, 3, "first"), link(1, 3, "last")}},
 	}
 	for _, tt := range tests {
-		if got, want := listParsed(t, tt.query).links(tt.total), strings.Join(tt.want, ", "); got != want {
-			t.Errorf("?%s of %d users: Link\n %s\nwant\n %s", tt.query, tt.total, got, want)
-		}
+		t.Run(fmt.Sprintf("?%s of %d users", tt.query, tt.total), func(t *testing.T) {
+			if got, want := listParsed(t, tt.query).links(tt.total), strings.Join(tt.want, ", "); got != want {
+				t.Errorf("Link\n %s\nwant\n %s", got, want)
+			}
+		})
 	}
 }
 
 // Links keep q, email and sort, escaped, and are relative: never built from the Host a client sent.
-func TestLinksKeepTheOtherParametersAndAreRelative(t *testing.T) {
+func TestLinksKeepQueryAndAreRelative(t *testing.T) {
 	q := listParsed(t, "q=a%26b+c&email=user3%40example.com&sort=-name&page=2&per_page=3")
 	const others = "&email=user3%40example.com&q=a%26b+c&sort=-name"
 	want := `</api/users?page=1&per_page=3` + others + `>; rel="first", ` +
@@ -237,7 +256,7 @@ func TestLinksKeepTheOtherParametersAndAreRelative(t *testing.T) {
 }
 
 // The envelope is data and total, then page, per_page and total_pages only when a page was asked
-// for; data is [] when nothing matches, never null.
+// for; data is [] when nothing matches, never null, whichever way the list finds nothing.
 func TestEmptyListIsAnEmptyArrayNotNull(t *testing.T) {
 	ann := user{ID: 1, Name: "Ann", Email: "ann@example.com"}
 	for _, tt := range []struct {
@@ -252,33 +271,39 @@ func TestEmptyListIsAnEmptyArrayNotNull(t *testing.T) {
 		{[]user{ann}, 1, "", `{"data":[{"id":1,"name":"Ann","email":"ann@example.com"}],"total":1}`},
 		{[]user{ann}, 3, "per_page=1", `{"data":[{"id":1,"name":"Ann","email":"ann@example.com"}],"total":3,"page":1,"per_page":1,"total_pages":3}`},
 	} {
-		list, err := encodeList(tt.users, tt.total, listParsed(t, tt.query))
-		if err != nil || string(list.body) != tt.want {
-			t.Errorf("?%s: %s, %v\nwant %s", tt.query, list.body, err, tt.want)
-		}
+		t.Run(fmt.Sprintf("encodeList %d of %d, ?%s", len(tt.users), tt.total, tt.query), func(t *testing.T) {
+			list, err := encodeList(tt.users, tt.total, listParsed(t, tt.query))
+			if err != nil || string(list.body) != tt.want {
+				t.Errorf("%s, %v\nwant %s", list.body, err, tt.want)
+			}
+		})
 	}
-	// The store answers [] whichever way it finds nothing.
-	s, created := listStoreWith(t, user{Name: "User 1", Email: "user1@example.com"}, user{Name: "User 2", Email: "user2@example.com"})
+	service, created := listService(t, user{Name: "User 1", Email: "user1@example.com"}, user{Name: "User 2", Email: "user2@example.com"})
 	for _, query := range []string{"q=nobody", "email=nobody@example.com", "sort=name&q=nobody", "page=2&per_page=2"} {
-		if body := listOf(t, s, query); body.Data == nil || len(body.Data) != 0 {
-			t.Errorf("?%s: data %v, want []", query, body.Data)
+		t.Run("?"+query, func(t *testing.T) {
+			if body := listOf(t, service, query); body.Data == nil || len(body.Data) != 0 {
+				t.Errorf("data %v, want []", body.Data)
+			}
+		})
+	}
+	t.Run("every user deleted", func(t *testing.T) {
+		listAnswer(t, service, "") // the whole list, kept until the store changes
+		for _, u := range created {
+			if err := service.store.delete(u.ID, allowAny); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for _, u := range created {
-		if err := s.delete(u.ID, allowAny); err != nil {
-			t.Fatal(err)
+		if body := string(listAnswer(t, service, "").body); body != `{"data":[],"total":0}` {
+			t.Errorf("the list is %s, want {\"data\":[],\"total\":0}", body)
 		}
-	}
-	if list, err := (&api{store: s}).list(listParsed(t, "")); err != nil || string(list.body) != `{"data":[],"total":0}` {
-		t.Errorf("the list of a store whose users were deleted is %s, %v", list.body, err)
-	}
+	})
 }
 
 // q keeps the users whose name or e-mail contains it, case-insensitively; email the user whose
 // address is exactly it, in any case; both together, the users that match both. total counts every
 // match, before paging.
-func TestSearchAndEmailFiltersKeepTheMatchingUsers(t *testing.T) {
-	s, u := listStoreWith(t,
+func TestFiltersKeepMatchingUsers(t *testing.T) {
+	service, u := listService(t,
 		user{Name: "Ann Lee", Email: "lee@example.com"},
 		user{Name: "Bob Stone", Email: "bob@annex.example"},
 		user{Name: "Carol Day", Email: "carol@example.com"},
@@ -303,18 +328,20 @@ func TestSearchAndEmailFiltersKeepTheMatchingUsers(t *testing.T) {
 		{"q=example&sort=-id&per_page=2&page=2", []int64{bob, ann}, 4}, // a page of the matches: total counts them all
 	}
 	for _, tt := range tests {
-		body := listOf(t, s, tt.query)
-		if got := listIDs(body.Data); !slices.Equal(got, tt.want) || *body.Total != tt.total {
-			t.Errorf("?%s: %v of total %d, want %v of %d", tt.query, got, *body.Total, tt.want, tt.total)
-		}
+		t.Run("?"+tt.query, func(t *testing.T) {
+			body := listOf(t, service, tt.query)
+			if got := listIDs(body.Data); !slices.Equal(got, tt.want) || *body.Total != tt.total {
+				t.Errorf("%v of total %d, want %v of %d", got, *body.Total, tt.want, tt.total)
+			}
+		})
 	}
 }
 
 // Names and e-mails sort by their lower-case form, then by bytes; ties go to the lower id in both
 // directions. A page of a sorted list is a slice of the whole sorted list, whichever way the store
 // finds it (a slice of its ids in id order, a sort of every user otherwise).
-func TestSortOrdersCompareLowerCaseThenBytesThenID(t *testing.T) {
-	s, users := listStoreWith(t,
+func TestSortByLowerCaseThenBytesThenID(t *testing.T) {
+	service, users := listService(t,
 		user{Name: "bob", Email: "zed@example.com"},
 		user{Name: "Ann", Email: "Amy@example.com"},
 		user{Name: "ann", Email: "amy@example.org"},
@@ -343,10 +370,10 @@ func TestSortOrdersCompareLowerCaseThenBytesThenID(t *testing.T) {
 			if got := listIDs(sorted); !slices.Equal(got, want) {
 				t.Errorf("sortUsers(%s) = %v, want %v", tt.sort, got, want)
 			}
-			if got := listIDs(listOf(t, s, "sort="+tt.sort).Data); !slices.Equal(got, want) {
+			if got := listIDs(listOf(t, service, "sort="+tt.sort).Data); !slices.Equal(got, want) {
 				t.Errorf("the list by %s is %v, want %v", tt.sort, got, want)
 			}
-			if got := listIDs(listOf(t, s, "per_page=2&page=2&sort="+tt.sort).Data); !slices.Equal(got, want[2:4]) {
+			if got := listIDs(listOf(t, service, "per_page=2&page=2&sort="+tt.sort).Data); !slices.Equal(got, want[2:4]) {
 				t.Errorf("page 2 of 2 a page by %s is %v, want %v", tt.sort, got, want[2:4])
 			}
 		})
@@ -355,44 +382,42 @@ func TestSortOrdersCompareLowerCaseThenBytesThenID(t *testing.T) {
 
 // Ties are common in a long list (many users share a first name): they must keep ascending id
 // order in both directions, or a client paging through the list would see users twice or never.
-func TestSortTiesGoToAscendingIDInBothDirections(t *testing.T) {
+func TestSortTiesGoToTheLowerID(t *testing.T) {
 	names := []string{"Kim", "al", "Kim", "Al", "kim", "Al"}
 	var users []user
 	for i := 1; i <= 60; i++ {
 		users = append(users, user{ID: int64(i), Name: names[i%len(names)], Email: fmt.Sprintf("user%d@example.com", i)})
 	}
 	for _, order := range []string{"name", "-name"} {
-		sorted := slices.Clone(users)
-		sortUsers(sorted, order)
-		for i := 1; i < len(sorted); i++ {
-			a, b := sorted[i-1], sorted[i]
-			c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
-			if c == 0 {
-				c = strings.Compare(a.Name, b.Name)
+		t.Run(order, func(t *testing.T) {
+			sorted := slices.Clone(users)
+			sortUsers(sorted, order)
+			for i := 1; i < len(sorted); i++ {
+				a, b := sorted[i-1], sorted[i]
+				c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+				if c == 0 {
+					c = strings.Compare(a.Name, b.Name)
+				}
+				if order == "-name" {
+					c = -c
+				}
+				if c > 0 || c == 0 && a.ID > b.ID {
+					t.Errorf("%d %q before %d %q", a.ID, a.Name, b.ID, b.Name)
+				}
 			}
-			if order == "-name" {
-				c = -c
-			}
-			if c > 0 || c == 0 && a.ID > b.ID {
-				t.Errorf("sort=%s: %d %q before %d %q", order, a.ID, a.Name, b.ID, b.Name)
-			}
-		}
+		})
 	}
 }
 
 // The list's ETag is the hash of its body: equal lists have equal ETags, however they were asked
-// for and whichever way the store built them (the whole list is cached), and every change gives a
-// new one.
+// for and whichever way the service built them (the whole list is cached until the store
+// changes), and every change gives a new one.
 func TestListETagFollowsTheList(t *testing.T) {
-	s, users := listStoreWith(t, user{Name: "Ann", Email: "ann@example.com"}, user{Name: "Bob", Email: "bob@example.com"})
-	ann := users[0]
+	service, users := listService(t, user{Name: "Ann", Email: "ann@example.com"}, user{Name: "Bob", Email: "bob@example.com"})
+	s, ann := service.store, users[0]
 	etagOf := func(query string) string {
 		t.Helper()
-		list, err := (&api{store: s}).list(listParsed(t, query))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return list.etag
+		return listAnswer(t, service, query).etag
 	}
 	all := etagOf("")
 	for _, same := range []string{"q=", "sort=id", "q=example.com"} {
@@ -441,4 +466,73 @@ func TestListETagFollowsTheList(t *testing.T) {
 	if etagOf("") != all {
 		t.Error("the list is as it was, but its ETag is not")
 	}
+}
+
+// The list's query parser accepts only page, per_page, q, email and sort, each once, with values
+// in range; the window it computes stays inside the list; and the Link header it builds is a
+// safe header value that names the same query.
+func FuzzParseListQuery(f *testing.F) {
+	for _, query := range []string{
+		"", "page=2", "per_page=100", "page=3&per_page=7&sort=-name&q=ann", "email=ann@example.com", "sort=email",
+		"page=0", "page=01", "per_page=101", "page=9223372036854775807&per_page=100", "page=9223372036854775808",
+		"pgae=2", "page=1&page=2", "%zz", "a;b", "q=", "q=%0D%0ASet-Cookie:%20x", "sort=id&q=%E2%80%A8", "=", "&&",
+	} {
+		f.Add(query, uint32(0))
+		f.Add(query, uint32(25))
+	}
+	linkTarget := regexp.MustCompile(`<([^>]*)>`) // the URIs of a Link header
+	f.Fuzz(func(t *testing.T, rawQuery string, totalUsers uint32) {
+		query, err := parseListQuery(rawQuery)
+		if err != nil {
+			if _, problem := fuzzClientAnswer(err, http.StatusBadRequest); problem != nil {
+				t.Fatal(problem)
+			}
+			return
+		}
+		values, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			t.Fatalf("accepted %q, which url.ParseQuery rejects: %v", rawQuery, err)
+		}
+		for name, given := range values {
+			if !slices.Contains([]string{"page", "per_page", "q", "email", "sort"}, name) || len(given) != 1 {
+				t.Fatalf("accepted %q: %s given %d times", rawQuery, name, len(given))
+			}
+		}
+		if query.page < 1 || query.perPage < 1 || query.perPage > 100 || !slices.Contains(sortOrders, query.sort) {
+			t.Fatalf("accepted %q as %+v", rawQuery, query)
+		}
+		if page, given := values["page"]; given && page[0] != strconv.FormatInt(query.page, 10) {
+			t.Fatalf("accepted page=%q, which is not in canonical form", page[0])
+		}
+		if query.paged != (values.Has("page") || values.Has("per_page")) {
+			t.Fatalf("%q: paged is %v", rawQuery, query.paged)
+		}
+
+		total := int(totalUsers % 1000000)
+		from, to := query.window(total)
+		if from < 0 || from > to || to > total || query.paged && int64(to-from) > query.perPage || !query.paged && to-from != total {
+			t.Fatalf("%q with %d users: the window is [%d, %d)", rawQuery, total, from, to)
+		}
+		if !query.paged {
+			return
+		}
+		link := query.links(total)
+		for _, c := range link {
+			if c < ' ' || c == 0x7f {
+				t.Fatalf("the Link header %q holds a control character", link)
+			}
+		}
+		for _, rel := range []string{`rel="first"`, `rel="last"`} {
+			if !strings.Contains(link, rel) {
+				t.Fatalf("the Link header %q lacks %s", link, rel)
+			}
+		}
+		for _, target := range linkTarget.FindAllStringSubmatch(link, -1) {
+			again, err := parseListQuery(strings.TrimPrefix(target[1], "/api/users?"))
+			if err != nil || again.perPage != query.perPage || again.sort != query.sort || again.search != query.search ||
+				again.email != query.email {
+				t.Fatalf("the link %s does not keep the query %q: %+v, %v", target[1], rawQuery, again, err)
+			}
+		}
+	})
 }
