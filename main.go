@@ -74,11 +74,12 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	}
 	server := newHTTPServer(handler, cfg.timeouts, logger)
 	server.TLSConfig = cfg.tls
-	// Requests learn through their context that the server is stopping, so that a -delay ends
-	// early (guardAPI) rather than hold up the stop.
-	requests, stopRequests := context.WithCancelCause(context.Background())
-	defer stopRequests(nil)
-	server.BaseContext = func(net.Listener) context.Context { return requests }
+	// Requests find in their context a channel that closes when the server starts to stop, so that
+	// a -delay ends early (guardAPI) rather than hold up the stop. Their contexts themselves are
+	// never cancelled for a stop: the work in flight finishes, as Shutdown promises.
+	stopping := make(chan struct{})
+	server.RegisterOnShutdown(func() { close(stopping) })
+	server.BaseContext = func(net.Listener) context.Context { return withStopping(context.Background(), stopping) }
 	listener, err := net.Listen("tcp", cfg.addr) // listening ourselves gives tests a free port with :0
 	if err != nil {
 		return err
@@ -101,7 +102,6 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	logger.Info("stopping: finishing the requests in flight")
-	stopRequests(errServerStopping)
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeouts.shutdown) // but not forever
 	defer cancel()
 	if err := server.Shutdown(stopCtx); err != nil {
@@ -147,9 +147,6 @@ func openStore(cfg *config) (store *userStore, storage string, err error) {
 	store, err = openUserStore(cfg.dataFile, osDisk{})
 	return store, "file " + cfg.dataFile, err
 }
-
-// errServerStopping is why the requests in flight see their context end when the server stops.
-var errServerStopping = errors.New("the server is stopping")
 
 // usageError is a mistake in the flags or the environment: exit status 2.
 type usageError struct{ error }

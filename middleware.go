@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -132,12 +131,9 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 			defer timer.Stop()
 			select {
 			case <-timer.C:
+			case <-stoppingOf(r.Context()): // a stopping server ends the delay early, and answers
 			case <-r.Context().Done():
-				// A stopping server ends the delay early, and the request is answered; a client
-				// that has gone gets nothing, and the log says so (observe).
-				if !errors.Is(context.Cause(r.Context()), errServerStopping) {
-					return
-				}
+				return // the client has gone: nothing to answer, and the log says so (observe)
 			}
 		}
 		if r.Method != http.MethodOptions {
@@ -150,6 +146,22 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// stoppingKey is the context key of the channel that closes when the server starts to stop.
+type stoppingKey struct{}
+
+// withStopping returns ctx carrying stopping, a channel closed when the server starts to stop:
+// start gives it to every request through http.Server.BaseContext.
+func withStopping(ctx context.Context, stopping <-chan struct{}) context.Context {
+	return context.WithValue(ctx, stoppingKey{}, stopping)
+}
+
+// stoppingOf returns the channel withStopping put in ctx, or nil, which never closes, when the
+// handler is served without start (as in a program that copies newServer alone).
+func stoppingOf(ctx context.Context) <-chan struct{} {
+	stopping, _ := ctx.Value(stoppingKey{}).(<-chan struct{})
+	return stopping
 }
 
 // isAPIPath reports whether a path is under /api/: whether its clean form (cleanPath) begins with
