@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"go/ast"
 	"go/format"
 	"go/parser"
 	gotoken "go/token"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // copiedService is the code of the README's "Use it in your own program", as it stands there: the
@@ -35,42 +38,77 @@ func copiedService(ctx context.Context, logger *slog.Logger) (*http.Server, erro
 	return newHTTPServer(handler, cfg.timeouts, logger), nil
 }
 
-// The README's code for a program of your own builds a server that answers the API and has every
-// time-out set.
-func TestTheReadmesCodeForYourOwnProgramServesTheAPI(t *testing.T) {
+// The README's code for a program of your own builds a server with the program's own time-outs
+// and header limit: a zero http.Server has none.
+func TestReadmeCodeSetsEveryTimeout(t *testing.T) {
 	t.Setenv("USERS_TOKENS", writeToken+":write")
-	server, err := copiedService(context.Background(), slog.New(slog.NewTextHandler(&logBuffer{}, nil)))
+	server, err := copiedService(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if server.ReadHeaderTimeout == 0 || server.ReadTimeout == 0 || server.WriteTimeout == 0 || server.IdleTimeout == 0 {
-		t.Errorf("time-outs %+v: each must be set", server)
+	want := defaultTimeouts(0)
+	for _, tt := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"ReadHeaderTimeout", server.ReadHeaderTimeout, want.readHeader},
+		{"ReadTimeout", server.ReadTimeout, want.read},
+		{"WriteTimeout", server.WriteTimeout, want.write},
+		{"IdleTimeout", server.IdleTimeout, want.idle},
+	} {
+		if tt.got != tt.want || tt.got == 0 {
+			t.Errorf("%s is %s, want %s", tt.name, tt.got, tt.want)
+		}
 	}
-	r := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
-	r.Header.Set("Authorization", "Bearer "+writeToken)
-	r.Header.Set("Content-Type", "application/json")
-	w := httptest.NewRecorder()
-	server.Handler.ServeHTTP(w, r)
-	wantStatus(t, w, http.StatusCreated)
-	wantBody(t, w, `{"id":1,"name":"Ann","email":"ann@example.com"}`)
+	if server.MaxHeaderBytes != 64<<10 {
+		t.Errorf("MaxHeaderBytes is %d, want 64 KiB", server.MaxHeaderBytes)
+	}
+}
+
+// The README's code serves the API: a program of your own that runs it, with USERS_TOKENS in its
+// environment, creates a user and reads the collection back.
+func Example_yourOwnProgram() {
+	os.Setenv("USERS_TOKENS", "example-token:write") // as the shell that starts your program would
+	defer os.Unsetenv("USERS_TOKENS")
+	server, err := copiedService(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	send := func(method, target, body string) {
+		r := httptest.NewRequest(method, target, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer example-token")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		server.Handler.ServeHTTP(w, r)
+		fmt.Println(method, target, "->", w.Code, http.StatusText(w.Code))
+		if location := w.Header().Get("Location"); location != "" {
+			fmt.Println("Location:", location)
+		}
+		fmt.Println(w.Body)
+	}
+	send("POST", "/api/users", `{"name":"Ann","email":"ann@example.com"}`)
+	send("GET", "/api/users", "")
+	// Output:
+	// POST /api/users -> 201 Created
+	// Location: /api/users/1
+	// {"id":1,"name":"Ann","email":"ann@example.com"}
+	// GET /api/users -> 200 OK
+	// {"data":[{"id":1,"name":"Ann","email":"ann@example.com"}],"total":1}
 }
 
 // The README shows copiedService's code as it is, line for line.
-func TestTheReadmeShowsTheCodeForYourOwnProgramAsItIs(t *testing.T) {
+func TestReadmeShowsTheCodeAsItIs(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	source, err := os.ReadFile("example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, shown, _ := strings.Cut(string(readme), "```go\n")
 	shown, _, _ = strings.Cut(shown, "```\n")
-	_, body, _ := strings.Cut(string(source), "func copiedService(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n")
-	body, _, _ = strings.Cut(body, "\n}\n")
 	var code []string
-	for _, line := range strings.Split(body, "\n") {
+	for _, line := range strings.Split(copiedServiceBody(t), "\n") {
 		code = append(code, strings.TrimPrefix(line, "\t"))
 	}
 	if want := strings.Join(code, "\n") + "\n"; shown != want {
@@ -81,7 +119,7 @@ func TestTheReadmeShowsTheCodeForYourOwnProgramAsItIs(t *testing.T) {
 // The copy the README describes builds on its own: every non-test file and web/, main.go without
 // its main function and the imports only main uses, and a main of the copier's own that serves the
 // API with the README's code.
-func TestTheReadmesCopyBuildsOnItsOwn(t *testing.T) {
+func TestReadmesCopyBuildsOnItsOwn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds a program")
 	}
@@ -118,16 +156,10 @@ func TestTheReadmesCopyBuildsOnItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, body, _ := strings.Cut(string(source), "func copiedService(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n")
-	body, _, _ = strings.Cut(body, "\n}\n")
 	yours := "package main\n\nimport (\n\t\"context\"\n\t\"log/slog\"\n\t\"net/http\"\n\t\"os\"\n)\n\n" +
 		"func main() {\n\tserver, err := service(context.Background(), slog.Default())\n\tif err != nil {\n\t\tpanic(err)\n\t}\n" +
 		"\tserver.Addr = \"localhost:8080\"\n\tpanic(server.ListenAndServe())\n}\n\n" +
-		"func service(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n" + body + "\n}\n"
+		"func service(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n" + copiedServiceBody(t) + "\n}\n"
 	for name, content := range map[string]string{"yours.go": yours, "go.mod": "module yours\n\ngo 1.22\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -138,6 +170,21 @@ func TestTheReadmesCopyBuildsOnItsOwn(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Errorf("the copy does not build: %v\n%s", err, out)
 	}
+}
+
+// copiedServiceBody is the body of copiedService as this file has it, between its braces.
+func copiedServiceBody(t *testing.T) string {
+	t.Helper()
+	source, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, found := strings.Cut(string(source), "func copiedService(ctx context.Context, logger *slog.Logger) (*http.Server, error) {\n")
+	body, _, closed := strings.Cut(body, "\n}\n")
+	if !found || !closed {
+		t.Fatal("example_test.go has no func copiedService")
+	}
+	return body
 }
 
 // withoutMain is main.go's source without its main function and the imports only main uses.

@@ -11,10 +11,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
@@ -23,8 +23,8 @@ import (
 	"time"
 )
 
-// The program as main runs it (README, "Configuration"): the flags and USERS_TOKENS read by
-// parseConfig, and the whole program started by startProgram on a free port. The exit statuses
+// The rules of main.go (README, "Configuration"): the flags and USERS_TOKENS read by parseConfig,
+// and the whole program run through run, by runProgram on a free port. The exit statuses
 // and signals of the built binary are the battery's: blackbox/exit_test.go.
 
 // mainExchange sends r on a fresh connection, so that none outlives the program it went to, and
@@ -58,7 +58,7 @@ func TestProgramServesUntilItsContextEnds(t *testing.T) {
 	}
 
 	if err := program.stop(); err != nil {
-		t.Fatalf("start returned %v after its context ended, want nil", err)
+		t.Fatalf("run returned %v after its context ended, want nil", err)
 	}
 	if listening := program.stderr.records(t, "listening"); len(listening) != 1 {
 		t.Errorf("%d start-up records, want one:\n%s", len(listening), program.stderr)
@@ -77,12 +77,13 @@ func TestProgramServesUntilItsContextEnds(t *testing.T) {
 	}
 	if conn, err := net.Dial("tcp", strings.TrimPrefix(program.url, "http://")); err == nil {
 		conn.Close()
-		t.Error("the port still takes connections after start returned")
+		t.Error("the port still takes connections after run returned")
 	}
 }
 
-// White space around the entries of USERS_TOKENS is trimmed.
-func TestTokenEntriesAreTrimmedOfWhiteSpace(t *testing.T) {
+// White space around the entries of USERS_TOKENS is trimmed: the tokens are those of the same
+// entries written without it.
+func TestTokenEntriesAreTrimmed(t *testing.T) {
 	cfg, err := parseConfig([]string{"users"}, func(name string) string {
 		if name == "USERS_TOKENS" {
 			return " " + writeToken + ":write ,\t" + readToken + ":read\n"
@@ -92,16 +93,12 @@ func TestTokenEntriesAreTrimmedOfWhiteSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler, err := newServer(*cfg, newLogger("text", io.Discard), newUserStore())
+	want, err := parseTokens(writeToken + ":write," + readToken + ":read")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, token := range []string{writeToken, readToken} {
-		r := httptest.NewRequest("GET", "/api/users", nil)
-		r.Header.Set("Authorization", "Bearer "+token)
-		w := httptest.NewRecorder()
-		handler.ServeHTTP(w, r)
-		wantStatus(t, w, http.StatusOK)
+	if !reflect.DeepEqual(cfg.tokens, want) {
+		t.Errorf("the tokens of the entries with white space are not those of the entries without")
 	}
 }
 
@@ -142,7 +139,7 @@ func TestStopFinishesTheRequestsInFlight(t *testing.T) {
 	}
 	select {
 	case err := <-stopped:
-		t.Fatalf("start returned %v with a request in flight", err)
+		t.Fatalf("run returned %v with a request in flight", err)
 	default:
 	}
 
@@ -152,7 +149,7 @@ func TestStopFinishesTheRequestsInFlight(t *testing.T) {
 		t.Fatalf("the request in flight got %v, %v; want it finished with 201", response, err)
 	}
 	if err := <-stopped; err != nil {
-		t.Fatalf("start returned %v, want nil", err)
+		t.Fatalf("run returned %v, want nil", err)
 	}
 }
 
@@ -185,7 +182,7 @@ func TestSampleDataAddsTwelveUsers(t *testing.T) {
 
 // A configuration mistake stops the program before it listens, with a usage error (exit status
 // 2) whose one-line message names the problem and never repeats a token.
-func TestBadConfigurationIsAUsageErrorThatNamesTheProblem(t *testing.T) {
+func TestBadConfigIsAUsageError(t *testing.T) {
 	tests := []struct {
 		name     string
 		tokens   string
@@ -250,23 +247,51 @@ func TestBadConfigurationIsAUsageErrorThatNamesTheProblem(t *testing.T) {
 }
 
 // Good flags are taken, and the default address is loopback: a demo never exposes itself.
-func TestGoodConfigurationIsTaken(t *testing.T) {
-	for _, flags := range [][]string{
-		{},
-		{"-delay", "10s"},
-		{"-delay", "300ms", "-log-format", "text"},
-		{"-cors-origin", "*"},
-		{"-cors-origin", "http://localhost:3000, https://app.example.com:8443"},
-		{"-sample-data"},
-		{"-addr", ":0"},
+func TestGoodConfigIsTaken(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		flags []string
+	}{
+		{"no flags", nil},
+		{"the longest delay", []string{"-delay", "10s"}},
+		{"a delay and text logs", []string{"-delay", "300ms", "-log-format", "text"}},
+		{"any CORS origin", []string{"-cors-origin", "*"}},
+		{"a list of CORS origins", []string{"-cors-origin", "http://localhost:3000, https://app.example.com:8443"}},
+		{"sample data", []string{"-sample-data"}},
+		{"every interface", []string{"-addr", ":0"}},
 	} {
-		if _, err := parseConfig(append([]string{"users"}, flags...), noTokens, io.Discard); err != nil {
-			t.Errorf("%q: %v", flags, err)
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := parseConfig(append([]string{"users"}, tt.flags...), noTokens, io.Discard); err != nil {
+				t.Errorf("%q: %v", tt.flags, err)
+			}
+		})
+	}
+	t.Run("loopback by default", func(t *testing.T) {
+		cfg, err := parseConfig([]string{"users"}, noTokens, io.Discard)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if cfg.addr != "localhost:8080" {
+			t.Errorf("the default address is %q, want localhost:8080", cfg.addr)
+		}
+	})
+}
+
+// parseCORSOrigins keeps each origin as a browser writes it in Origin: scheme and host in lower
+// case, no default port, brackets around an IPv6 address.
+func Example_corsOrigins() {
+	policy, err := parseCORSOrigins("HTTP://LocalHost:80, https://App.Example.com:443, https://app.example.com:8443, http://[::1]:3000")
+	if err != nil {
+		fmt.Println(err)
 	}
-	if cfg, err := parseConfig([]string{"users"}, noTokens, io.Discard); err != nil || cfg.addr != "localhost:8080" {
-		t.Errorf("the default address is %q, want localhost:8080", cfg.addr)
+	for _, origin := range policy.origins {
+		fmt.Println(origin)
 	}
+	// Output:
+	// http://localhost
+	// https://app.example.com
+	// https://app.example.com:8443
+	// http://[::1]:3000
 }
 
 // -h prints the usage, once, and -version the version, on stdout; run returns nil (exit status 0).
@@ -313,7 +338,7 @@ func TestHelpIsFlagErrHelp(t *testing.T) {
 // A start that fails (a data file that cannot be opened, an address in use) is an error with exit
 // status 1, and prints nothing before it: no generated token, no curl line, no listening record;
 // it never listens.
-func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
+func TestFailedStartPrintsNothing(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -344,23 +369,19 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseConfig(append([]string{"users", "-addr", "127.0.0.1:0"}, tt.flags...), noTokens, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // a program that wrongly starts to serve stops at once
-			var stderr logBuffer
-			err = start(ctx, cfg, &stderr)
+			var stdout, stderr logBuffer
+			err := run(ctx, append([]string{"users", "-addr", "127.0.0.1:0"}, tt.flags...), noTokens, &stdout, &stderr)
 			var usage usageError
 			if err == nil || errors.As(err, &usage) {
-				t.Fatalf("start returned %v, want an error of exit status 1", err)
+				t.Fatalf("run returned %v, want an error of exit status 1", err)
 			}
 			if !strings.Contains(err.Error(), tt.mentions) {
 				t.Errorf("the error %q does not say %q", err, tt.mentions)
 			}
-			if stderr.String() != "" {
-				t.Errorf("a failed start printed:\n%s", stderr.String())
+			if stdout.String() != "" || stderr.String() != "" {
+				t.Errorf("a failed start printed:\n%s%s", stdout.String(), stderr.String())
 			}
 		})
 	}
@@ -369,7 +390,7 @@ func TestAFailedStartPrintsNothingAndNeverListens(t *testing.T) {
 // Nothing listens while the data file is read: the port takes no connection (that would hang)
 // and nothing is printed until the store is open. The data file here is a named pipe, so the test
 // holds the reading at its first byte for as long as it looks.
-func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
+func TestNothingListensWhileDataIsRead(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no named pipes on Windows")
 	}
@@ -377,7 +398,7 @@ func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
 	if err := exec.Command("mkfifo", path).Run(); err != nil {
 		t.Skip("no named pipes here (mkfifo):", err)
 	}
-	t.Cleanup(func() { // should start never open the file, this lets the test's own open return
+	t.Cleanup(func() { // should run never open the file, this lets the test's own open return
 		if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 			r.Close()
 		}
@@ -388,15 +409,13 @@ func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
 	}
 	addr := probe.Addr().String()
 	probe.Close()
-	cfg, err := parseConfig([]string{"users", "-addr", addr, "-data", path}, noTokens, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr logBuffer
 	result := make(chan error, 1)
-	go func() { result <- start(ctx, cfg, &stderr) }()
+	go func() {
+		result <- run(ctx, []string{"users", "-addr", addr, "-data", path}, noTokens, io.Discard, &stderr)
+	}()
 
 	// Opening a named pipe to write waits for its reader: the data file, opened to be read.
 	journal := make(chan *os.File, 1)
@@ -408,9 +427,9 @@ func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
 	select {
 	case w = <-journal:
 	case err := <-result:
-		t.Fatalf("start returned %v before it opened the data file", err)
+		t.Fatalf("run returned %v before it opened the data file", err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("start did not open the data file within 10 s")
+		t.Fatal("run did not open the data file within 10 s")
 	}
 	if w == nil {
 		t.Fatal("the data file could not be opened to write")
@@ -431,10 +450,10 @@ func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
 	select {
 	case err := <-result:
 		if err == nil || !strings.Contains(err.Error(), "not valid JSON") {
-			t.Errorf("start returned %v, want the file refused", err)
+			t.Errorf("run returned %v, want the file refused", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("start did not return within 10 s of a damaged line")
+		t.Fatal("run did not return within 10 s of a damaged line")
 	}
 	if stderr.String() != "" {
 		t.Errorf("a start that refused its file printed:\n%s", stderr.String())
@@ -444,7 +463,7 @@ func TestNothingListensWhileTheDataFileIsRead(t *testing.T) {
 // Without USERS_TOKENS (unset, or only white space) the program makes a write and a read token of
 // 128 random bits and shows them once, in a notice before any log record, with a curl line that
 // works as pasted.
-func TestGeneratedTokensNoticeHasACurlLineThatWorks(t *testing.T) {
+func TestGeneratedTokensCurlLineWorks(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		getenv func(string) string

@@ -52,7 +52,7 @@ func openapiOperations(doc map[string]any) []string {
 // The document is OpenAPI 3.1 at the service's version, and describes exactly the routes of
 // users.go, each one literal mux.Handle line (GET also serves HEAD); what OPTIONS answers in Allow
 // for each path is what the document lists for it.
-func TestOpenAPIDocumentListsExactlyTheRoutesTheServerServes(t *testing.T) {
+func TestOpenAPIListsExactlyTheRoutes(t *testing.T) {
 	doc := openapiDocument(t)
 	if doc["openapi"] != "3.1.0" {
 		t.Errorf("openapi = %v, want 3.1.0", doc["openapi"])
@@ -141,7 +141,7 @@ func TestEveryDocumentedOperationIsAnswered(t *testing.T) {
 
 // What a tool that imports the document finds: a server URL it can reach as it is, and no schema
 // name that hides one of a client language's own (a TypeScript Error, say).
-func TestOpenAPIDocumentImportsIntoClientTools(t *testing.T) {
+func TestOpenAPIImportsIntoClientTools(t *testing.T) {
 	doc := openapiDocument(t)
 	// The document's first server URL with each variable at its default: where a tool that imports
 	// the document as it is sends its requests.
@@ -164,7 +164,7 @@ func TestOpenAPIDocumentImportsIntoClientTools(t *testing.T) {
 
 // A tool that sends the document's examples (Postman in its example mode, Dredd) gets each
 // operation's success status from a fresh server with the sample users, in any order.
-func TestOpenAPIExamplesSucceedWhenSentOnFreshSampleData(t *testing.T) {
+func TestOpenAPIExamplesSucceed(t *testing.T) {
 	doc := openapiDocument(t)
 	components := doc["components"].(map[string]any)
 	// parameter resolves a parameter of the document, given inline or as a $ref.
@@ -373,7 +373,7 @@ func openapiDecodeStrictly(body []byte, v any) error {
 // types with no unknown field, a user is byte for byte what the store would send, an error named
 // after one of the service's fixed errors carries its exact message, and a request body passes the
 // service's own decoder and field rules.
-func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
+func TestOpenAPIExamplesAreRealBodies(t *testing.T) {
 	// refused is the 415 readJSONBody gives a request of method with these headers.
 	refused := func(method, contentType, encoding string) *apiError {
 		r := httptest.NewRequest(method, "/api/users/1", strings.NewReader("{}"))
@@ -476,7 +476,7 @@ func TestOpenAPIExamplesDecodeIntoTheServicesTypes(t *testing.T) {
 }
 
 // The document's Content-Security-Policy example is the one the page is really served with.
-func TestOpenAPIShowsThePagesContentSecurityPolicy(t *testing.T) {
+func TestOpenAPIShowsThePagesCSP(t *testing.T) {
 	doc := openapiDocument(t)
 	header := doc["components"].(map[string]any)["headers"].(map[string]any)["ContentSecurityPolicy"].(map[string]any)
 	served := newTestServer(t).serve(httptest.NewRequest("GET", "/", nil)).Header().Get("Content-Security-Policy")

@@ -15,20 +15,19 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// HTTPS with -tls-cert and -tls-key (README, "HTTPS"): the configuration's mistakes, the
-// clear-text warning, the HTTP/2 time-outs (which need time-outs shorter than the program's), and
-// the benchmarks. HTTPS and HTTP/2 over real sockets to the built program are the battery's:
-// blackbox/tls_test.go.
+// The rules of tls.go, HTTPS with -tls-cert and -tls-key (README, "HTTPS"): the configuration's
+// mistakes, the clear-text warning, the URL and curl line the start-up prints, the HTTP/2
+// time-outs, and the benchmarks. HTTPS and HTTP/2 over real sockets to the built program are the
+// battery's: blackbox/tls_test.go.
 
 // The two protocols net/http offers over TLS, as Response.Proto names them and ALPN (RFC 7301)
 // negotiates them.
@@ -59,7 +58,7 @@ const notAnswered = 0
 // Each mistake in -tls-cert and -tls-key stops the program before it listens, with a usage error
 // (exit status 2) naming the flag and the file (both, for files that do not make a pair), and
 // never showing the key.
-func TestTLSConfigurationMistakesAreUsageErrorsBeforeListening(t *testing.T) {
+func TestTLSMistakesAreUsageErrors(t *testing.T) {
 	cert, other := newSelfSignedCertificate(t), newSelfSignedCertificate(t)
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
@@ -141,7 +140,7 @@ func TestTLSConfigurationMistakesAreUsageErrorsBeforeListening(t *testing.T) {
 
 // Without TLS on an address that is not loopback, the start-up log warns once that tokens travel
 // in clear text, and names the flags that fix it. On loopback, or with TLS, it does not.
-func TestClearTextWarningOnlyWithoutTLSOnAnAddressThatIsNotLoopback(t *testing.T) {
+func TestClearTextWarningOffLoopback(t *testing.T) {
 	cert := newSelfSignedCertificate(t)
 	tests := []struct {
 		name  string
@@ -186,7 +185,7 @@ func TestClearTextWarningOnlyWithoutTLSOnAnAddressThatIsNotLoopback(t *testing.T
 
 // Loopback is 127.0.0.0/8 and ::1; every other address, a LAN's included, is one other machines
 // may reach.
-func TestOnlyLoopbackAddressesCountAsLoopback(t *testing.T) {
+func TestOnlyLoopbackIPsAreLoopback(t *testing.T) {
 	for _, tt := range []struct {
 		ip       string
 		loopback bool
@@ -200,19 +199,77 @@ func TestOnlyLoopbackAddressesCountAsLoopback(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------------------------------------
-// Where HTTP/2 differs (README, "HTTPS"). The time-outs are the program's own, shortened through
-// cfg.timeouts.
+// serverURL is where a client on this machine reaches the server: the address it bound, or
+// localhost for an address that binds every interface.
+func TestUnspecifiedHostIsLocalhost(t *testing.T) {
+	for _, tt := range []struct {
+		scheme, ip string
+		port       int
+		want       string
+	}{
+		{"http", "127.0.0.1", 8080, "http://127.0.0.1:8080"},
+		{"http", "::1", 8080, "http://[::1]:8080"},
+		{"http", "192.168.1.20", 80, "http://192.168.1.20:80"},
+		{"http", "0.0.0.0", 8080, "http://localhost:8080"},
+		{"https", "::", 8443, "https://localhost:8443"},
+	} {
+		if got := serverURL(tt.scheme, &net.TCPAddr{IP: net.ParseIP(tt.ip), Port: tt.port}); got != tt.want {
+			t.Errorf("serverURL(%s, %s:%d) = %s, want %s", tt.scheme, tt.ip, tt.port, got, tt.want)
+		}
+	}
+}
 
-// Over HTTP/2 many requests share one connection, so the read and write time-outs count per
-// request (per stream): a request that runs past one is cut off alone, and the next request goes
-// on the same connection.
-func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testing.T) {
+// The token notice's curl line works as pasted: with a self-signed certificate it hands curl that
+// certificate with --cacert, by its absolute path quoted for a POSIX shell; a certificate a CA
+// signed, and plain HTTP, need nothing (and never -k).
+func TestCurlLineTrustsASelfSignedCert(t *testing.T) {
+	selfSigned, caSigned := newSelfSignedCertificate(t), newCASignedCertificate(t)
+	quoted := selfSigned // the same files, in a folder whose name has a quote
+	quoted.certFile, quoted.keyFile = filepath.Join(t.TempDir(), "it's", "cert.pem"), filepath.Join(t.TempDir(), "key.pem")
+	for from, to := range map[string]string{selfSigned.certFile: quoted.certFile, selfSigned.keyFile: quoted.keyFile} {
+		data, err := os.ReadFile(from)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(to), 0o700)
+		}
+		if err == nil {
+			err = os.WriteFile(to, data, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const header = "-H 'Authorization: Bearer a-token' "
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"plain HTTP", nil, "curl " + header + "http://localhost:8080/api/users"},
+		{"self-signed", selfSigned.flags(), "curl --cacert '" + selfSigned.certFile + "' " + header + "https://localhost:8080/api/users"},
+		{"a quote in the path", quoted.flags(), "curl --cacert '" + strings.ReplaceAll(quoted.certFile, "'", `'\''`) + "' " + header + "https://localhost:8080/api/users"},
+		{"signed by a CA", caSigned.flags(), "curl " + header + "https://localhost:8080/api/users"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseConfig(append([]string{"users"}, tt.flags...), testEnv, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := curlCommand(cfg, cfg.scheme()+"://localhost:8080", "a-token"); got != tt.want {
+				t.Errorf("the curl line is\n  %s\nwant\n  %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// Over HTTP/2 many requests share one connection, so the read and write time-outs that
+// newHTTPServer sets count per request (per stream): a request that runs past one is cut off
+// alone, and the next request goes on the same connection. The handler is served by httptest
+// over TLS with HTTP/2, in the http.Server newHTTPServer makes with shortened time-outs.
+func TestHTTP2TimeoutsCutOffOneStream(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a time-out test: it waits for the read and write time-outs")
+		t.Skip("-short: waits for the read and write time-outs")
 	}
 	const short, long = 300 * time.Millisecond, 10 * time.Second
-	cert := newSelfSignedCertificate(t)
 	uploadThatNeverArrives := func(t *testing.T, url string) *http.Request {
 		body, feed := io.Pipe()
 		t.Cleanup(func() { feed.Close() })
@@ -229,29 +286,29 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 	for _, tt := range []struct {
 		name     string
 		timeouts timeouts
-		delay    time.Duration
+		flags    []string
 		slow     func(t *testing.T, url string) *http.Request
 		want     int // the status of the slow request, or notAnswered
 	}{
-		{"the read time-out: a body that does not arrive is 400", timeouts{readHeader: long, read: short, write: long, idle: long, shutdown: long},
-			0, uploadThatNeverArrives, http.StatusBadRequest},
-		{"the write time-out: an answer not written in time is reset", timeouts{readHeader: long, read: long, write: short, idle: long, shutdown: long},
-			3 * short, answerHeldByTheDelay, notAnswered},
+		{"read: a body that never arrives is 400", timeouts{readHeader: long, read: short, write: long, idle: long},
+			nil, uploadThatNeverArrives, http.StatusBadRequest},
+		{"write: a late answer is reset", timeouts{readHeader: long, read: long, write: short, idle: long},
+			[]string{"-delay", (3 * short).String()}, answerHeldByTheDelay, notAnswered},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseConfig(append([]string{"users", "-addr", "127.0.0.1:0", "-log-format", "json"}, cert.flags()...), testEnv, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.timeouts, cfg.delay = tt.timeouts, tt.delay
-			program := startWith(t, cfg)
-			client := httpsClient(t, cert.roots, overHTTP2)
-			r, _ := http.NewRequest("GET", program.url+"/healthz", nil)
+			ts := newTestServer(t, tt.flags...)
+			server := httptest.NewUnstartedServer(ts)
+			server.Config = newHTTPServer(ts, tt.timeouts, newLogger("json", ts.log))
+			server.EnableHTTP2 = true
+			server.StartTLS()
+			defer server.Close()
+			client := server.Client()
+			r, _ := http.NewRequest("GET", server.URL+"/healthz", nil)
 			if resp, body := exchange(t, client, r); resp.StatusCode != http.StatusOK || resp.Proto != overHTTP2 {
-				t.Fatalf("GET /healthz: %s %d %s", resp.Proto, resp.StatusCode, body)
+				t.Fatalf("GET /healthz: %s %d %s, want HTTP/2 and 200", resp.Proto, resp.StatusCode, body)
 			}
 
-			resp, err := client.Do(tt.slow(t, program.url))
+			resp, err := client.Do(tt.slow(t, server.URL))
 			switch {
 			case tt.want == notAnswered && err == nil:
 				resp.Body.Close()
@@ -267,9 +324,8 @@ func TestOverHTTP2ReadAndWriteTimeoutsCutOffTheRequestNotTheConnection(t *testin
 
 			reused := false
 			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
-			r, _ = http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", program.url+"/healthz", nil)
-			next, _ := exchange(t, client, r)
-			if next.StatusCode != http.StatusOK || !reused {
+			r, _ = http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", server.URL+"/healthz", nil)
+			if next, _ := exchange(t, client, r); next.StatusCode != http.StatusOK || !reused {
 				t.Errorf("the next request got %d on a connection reused: %v; want 200 on the same connection", next.StatusCode, reused)
 			}
 		})
@@ -408,6 +464,28 @@ func newSelfSignedCertificate(t testing.TB) testCertificate {
 	return writeCertificate(t, template, template, key, key)
 }
 
+// newCASignedCertificate makes a certificate signed by a CA of its own, as a certificate from
+// Let's Encrypt or a company's CA is. Its roots hold the CA.
+func newCASignedCertificate(t testing.TB) testCertificate {
+	t.Helper()
+	caKey, key := newTestKey(t), newTestKey(t)
+	ca := certificateTemplate("test CA")
+	ca.IsCA = true
+	ca.KeyUsage |= x509.KeyUsageCertSign
+	c := writeCertificate(t, certificateTemplate("localhost"), ca, key, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.roots = x509.NewCertPool()
+	c.roots.AddCert(root)
+	return c
+}
+
 // newTestKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
 func newTestKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
@@ -475,45 +553,4 @@ func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Respons
 		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
 	}
 	return resp, string(body)
-}
-
-// startWith runs the program with a configuration the test has changed (shorter time-outs, say).
-func startWith(t testing.TB, cfg *config) *program {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stderr: &logBuffer{}}
-	result := make(chan error, 1)
-	go func() { result <- start(ctx, cfg, p.stderr) }()
-	var once sync.Once
-	var startErr error
-	p.stop = func() error {
-		once.Do(func() { cancel(); startErr = <-result })
-		return startErr
-	}
-	t.Cleanup(func() { p.stop() })
-	deadline, poll := time.After(10*time.Second), time.NewTicker(time.Millisecond)
-	defer poll.Stop()
-	for p.url == "" {
-		select {
-		case <-poll.C:
-			if addr := listeningAddr(p.stderr.String()); addr != "" {
-				p.url = cfg.scheme() + "://" + addr
-			}
-		case err := <-result:
-			t.Fatalf("start returned before listening: %v\n%s", err, p.stderr)
-		case <-deadline:
-			t.Fatalf("start did not listen within 10s:\n%s", p.stderr)
-		}
-	}
-	return p
-}
-
-// listeningAddr returns the address the start-up record "listening" names, in a text or JSON log,
-// or "" before the program has logged it.
-func listeningAddr(log string) string {
-	match := regexp.MustCompile(`msg"?[=:]"?listening"?[ ,]"?addr"?[=:]"?([^" ]+)`).FindStringSubmatch(log)
-	if match == nil {
-		return ""
-	}
-	return match[1]
 }

@@ -19,6 +19,10 @@ import (
 // The rules of web.go: the explorer page, its files and the OpenAPI document are served as they are,
 // with no token; the document's server URL gets the scheme the server speaks.
 
+// explorerFiles are three of the files served beside the API, by a name for their subtests: the
+// page, one of its files, and the OpenAPI document.
+var explorerFiles = []struct{ name, path string }{{"page", "/"}, {"app.js", "/assets/app.js"}, {"openapi.json", "/openapi.json"}}
+
 // The page, its files and the OpenAPI document are served with no token, each with its type, its
 // length, nosniff, Cache-Control: no-cache and an ETag, and 304 when the browser's copy is current.
 func TestExplorerPageAndItsFilesAreServed(t *testing.T) {
@@ -61,7 +65,7 @@ func TestExplorerPageAndItsFilesAreServed(t *testing.T) {
 
 // The page's Content-Security-Policy lets it run only its own files, and the page has no inline
 // script or style, which that policy would block.
-func TestExplorerPageHasAStrictContentSecurityPolicy(t *testing.T) {
+func TestExplorerPageHasAStrictCSP(t *testing.T) {
 	w := newTestServer(t).serve(httptest.NewRequest("GET", "/", nil))
 	csp := w.Header().Get("Content-Security-Policy")
 	for _, directive := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'",
@@ -107,32 +111,37 @@ func TestUnknownAssetIsJSON404(t *testing.T) {
 		noNothing = "there is nothing at this path: the users are at /api/users"
 	)
 	ts := newTestServer(t)
-	for _, tt := range []struct{ path, message string }{
-		{"/assets/nope.js", noAsset},
-		{"/assets/", noNothing},
-		{"/assets/app.js/x", noNothing},
-		{"/assets", noNothing},
-		{"/index.html", noNothing},
-		{"/web/index.html", noNothing},
+	for _, tt := range []struct{ name, path, message string }{
+		{"an asset not there", "/assets/nope.js", noAsset},
+		{"the assets folder", "/assets/", noNothing},
+		{"a path below an asset", "/assets/app.js/x", noNothing},
+		{"assets without its slash", "/assets", noNothing},
+		{"the page by its file name", "/index.html", noNothing},
+		{"the page by its source path", "/web/index.html", noNothing},
 	} {
-		wantError(t, ts.serve(httptest.NewRequest("GET", tt.path, nil)), http.StatusNotFound, tt.message)
+		t.Run(tt.name, func(t *testing.T) {
+			wantError(t, ts.serve(httptest.NewRequest("GET", tt.path, nil)), http.StatusNotFound, tt.message)
+		})
 	}
 }
 
 // The page, its files and the document take GET, HEAD and OPTIONS only: anything else is a JSON
 // 405 that names them in Allow, and OPTIONS names them too.
-func TestExplorerRoutesTakeOnlyGetHeadAndOptions(t *testing.T) {
+func TestExplorerTakesOnlyGetHeadOptions(t *testing.T) {
 	ts := newTestServer(t)
-	for _, path := range []string{"/", "/openapi.json", "/assets/app.js"} {
-		r := httptest.NewRequest("POST", path, strings.NewReader("{}"))
-		r.Header.Set("Content-Type", "application/json")
-		w := ts.serve(r)
-		wantError(t, w, http.StatusMethodNotAllowed, `this path does not take the method "POST": it takes GET, HEAD, OPTIONS`)
-		wantHeaders(t, w.Header(), map[string]string{"Allow": "GET, HEAD, OPTIONS"})
+	for _, file := range explorerFiles {
+		path := file.path
+		t.Run(file.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", path, strings.NewReader("{}"))
+			r.Header.Set("Content-Type", "application/json")
+			w := ts.serve(r)
+			wantError(t, w, http.StatusMethodNotAllowed, `this path does not take the method "POST": it takes GET, HEAD, OPTIONS`)
+			wantHeaders(t, w.Header(), map[string]string{"Allow": "GET, HEAD, OPTIONS"})
 
-		w = ts.serve(httptest.NewRequest("OPTIONS", path, nil))
-		wantStatus(t, w, http.StatusNoContent)
-		wantHeaders(t, w.Header(), map[string]string{"Allow": "GET, HEAD, OPTIONS"})
+			w = ts.serve(httptest.NewRequest("OPTIONS", path, nil))
+			wantStatus(t, w, http.StatusNoContent)
+			wantHeaders(t, w.Header(), map[string]string{"Allow": "GET, HEAD, OPTIONS"})
+		})
 	}
 }
 
@@ -141,31 +150,34 @@ func TestExplorerRoutesTakeOnlyGetHeadAndOptions(t *testing.T) {
 func TestHeadHasTheHeadersOfGetAndNoBody(t *testing.T) {
 	server := httptest.NewServer(newTestServer(t))
 	defer server.Close()
-	for _, path := range []string{"/", "/assets/app.js", "/openapi.json"} {
-		get, err := http.Get(server.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, _ := io.ReadAll(get.Body)
-		get.Body.Close()
+	for _, file := range explorerFiles {
+		path := file.path
+		t.Run(file.name, func(t *testing.T) {
+			get, err := http.Get(server.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, _ := io.ReadAll(get.Body)
+			get.Body.Close()
 
-		conn, err := net.Dial("tcp", server.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(conn, "HEAD %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path)
-		raw, _ := io.ReadAll(conn) // the server closes the connection after its answer
-		conn.Close()
-		header, body, _ := strings.Cut(string(raw), "\r\n\r\n")
-		head, err := http.ReadResponse(bufio.NewReader(strings.NewReader(header+"\r\n\r\n")), nil)
-		if err != nil {
-			t.Fatalf("HEAD %s: %v in %q", path, err, raw)
-		}
-		if head.StatusCode != http.StatusOK || body != "" ||
-			head.Header.Get("Content-Length") != strconv.Itoa(len(full)) || head.Header.Get("ETag") != get.Header.Get("ETag") {
-			t.Errorf("HEAD %s: status %d, %d body bytes, Content-Length %q; want 200, none, %d",
-				path, head.StatusCode, len(body), head.Header.Get("Content-Length"), len(full))
-		}
+			conn, err := net.Dial("tcp", server.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(conn, "HEAD %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path)
+			raw, _ := io.ReadAll(conn) // the server closes the connection after its answer
+			conn.Close()
+			header, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+			head, err := http.ReadResponse(bufio.NewReader(strings.NewReader(header+"\r\n\r\n")), nil)
+			if err != nil {
+				t.Fatalf("HEAD %s: %v in %q", path, err, raw)
+			}
+			if head.StatusCode != http.StatusOK || body != "" ||
+				head.Header.Get("Content-Length") != strconv.Itoa(len(full)) || head.Header.Get("ETag") != get.Header.Get("ETag") {
+				t.Errorf("HEAD %s: status %d, %d body bytes, Content-Length %q; want 200, none, %d",
+					path, head.StatusCode, len(body), head.Header.Get("Content-Length"), len(full))
+			}
+		})
 	}
 }
 
@@ -174,30 +186,33 @@ func TestHeadHasTheHeadersOfGetAndNoBody(t *testing.T) {
 // that matches is 304.
 func TestIfMatchThatFailsOnAFileIs412(t *testing.T) {
 	ts := newTestServer(t)
-	for _, path := range []string{"/", "/openapi.json", "/assets/app.js"} {
-		etag := ts.serve(httptest.NewRequest("GET", path, nil)).Header().Get("ETag")
+	for _, file := range explorerFiles {
+		path := file.path
+		t.Run(file.name, func(t *testing.T) {
+			etag := ts.serve(httptest.NewRequest("GET", path, nil)).Header().Get("ETag")
 
-		r := httptest.NewRequest("GET", path, nil)
-		r.Header.Set("If-Match", `"nope"`)
-		failed := ts.serve(r)
-		wantError(t, failed, http.StatusPreconditionFailed, errIfMatchFailed.message)
-		wantHeaders(t, failed.Header(), map[string]string{"Cache-Control": "no-store", "ETag": ""})
+			r := httptest.NewRequest("GET", path, nil)
+			r.Header.Set("If-Match", `"nope"`)
+			failed := ts.serve(r)
+			wantError(t, failed, http.StatusPreconditionFailed, errIfMatchFailed.message)
+			wantHeaders(t, failed.Header(), map[string]string{"Cache-Control": "no-store", "ETag": ""})
 
-		r = httptest.NewRequest("GET", path, nil)
-		r.Header.Set("If-Match", etag)
-		wantStatus(t, ts.serve(r), http.StatusOK)
+			r = httptest.NewRequest("GET", path, nil)
+			r.Header.Set("If-Match", etag)
+			wantStatus(t, ts.serve(r), http.StatusOK)
 
-		r = httptest.NewRequest("HEAD", path, nil)
-		r.Header.Set("If-Match", etag)
-		r.Header.Set("If-None-Match", etag)
-		wantStatus(t, ts.serve(r), http.StatusNotModified)
+			r = httptest.NewRequest("HEAD", path, nil)
+			r.Header.Set("If-Match", etag)
+			r.Header.Set("If-None-Match", etag)
+			wantStatus(t, ts.serve(r), http.StatusNotModified)
+		})
 	}
 }
 
 // withServerScheme gives the same document whatever the layout of the file, compact or indented
 // another way, since it decodes the JSON rather than matching its bytes: the file can be
 // re-indented without stopping the server at start. Only the scheme's default changes.
-func TestServerSchemeIsSetWhateverTheLayoutOfTheFile(t *testing.T) {
+func TestServerSchemeIgnoresLayout(t *testing.T) {
 	asWritten, err := webFiles.ReadFile("web/openapi.json")
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +261,7 @@ func TestServerSchemeIsSetWhateverTheLayoutOfTheFile(t *testing.T) {
 // withServerScheme keeps every member but servers as it is written: its numbers exact (2^63-1,
 // the largest id, would become 9223372036854775808 through a float64), and the paths in their
 // order, which tools such as Swagger UI show.
-func TestServerSchemeKeepsTheRestOfTheDocumentAsWritten(t *testing.T) {
+func TestServerSchemeKeepsNumbersAndOrder(t *testing.T) {
 	document := []byte(`{"servers":[{"url":"{scheme}://localhost:8080","variables":{"scheme":{"default":"http"}}}],` +
 		`"paths":{"/users":{},"/assets":{}},"components":{"maximum":9223372036854775807,"minimum":1,"ratio":0.1,"large":1e400}}`)
 	got, err := withServerScheme(document, "https")
@@ -265,7 +280,7 @@ func TestServerSchemeKeepsTheRestOfTheDocumentAsWritten(t *testing.T) {
 
 // Every member OpenAPI 3.1 allows, an x- extension included, is served as written and in its
 // order, at the top of the document and inside a server: a person may add any of them.
-func TestServerSchemeKeepsEveryMemberAsWritten(t *testing.T) {
+func TestServerSchemeKeepsEveryMember(t *testing.T) {
 	document := []byte(`{"openapi":"3.1.0","x-logo":{"url":"logo.svg"},"jsonSchemaDialect":"https://spec.openapis.org/oas/3.1/dialect/base",` +
 		`"servers":[{"url":"{scheme}://localhost","x-note":1,"variables":{"scheme":{"default":"http","x-why":"tls"}}}],` +
 		`"externalDocs":{"url":"https://example.com"},"webhooks":{}}`)
@@ -291,7 +306,7 @@ func TestServerSchemeKeepsEveryMemberAsWritten(t *testing.T) {
 // A server started with -tls-cert serves the OpenAPI document with its scheme's default set to
 // https, so that a tool that imports the document as it is reaches the server (README, "HTTPS");
 // a server without it keeps http.
-func TestOpenAPIDocumentOfAnHTTPSServerDefaultsToHTTPS(t *testing.T) {
+func TestOpenAPISchemeFollowsTLS(t *testing.T) {
 	certificate := newSelfSignedCertificate(t)
 	for _, tt := range []struct {
 		name   string
@@ -323,4 +338,36 @@ func TestOpenAPIDocumentOfAnHTTPSServerDefaultsToHTTPS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What a tool that imports /openapi.json reaches: the document's server URL with each variable at
+// its default, as a server without TLS and one started with -tls-cert serve it.
+func Example_serverScheme() {
+	for _, scheme := range []string{"http", "https"} {
+		files, err := loadStaticFiles(scheme)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		var doc struct {
+			Servers []struct {
+				URL       string                              `json:"url"`
+				Variables map[string]struct{ Default string } `json:"variables"`
+			} `json:"servers"`
+		}
+		if err := json.Unmarshal(files["/openapi.json"].body, &doc); err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, server := range doc.Servers {
+			url := server.URL
+			for name, variable := range server.Variables {
+				url = strings.ReplaceAll(url, "{"+name+"}", variable.Default)
+			}
+			fmt.Printf("%s server: %s is %s\n", scheme, server.URL, url)
+		}
+	}
+	// Output:
+	// http server: {scheme}://{host} is http://localhost:8080
+	// https server: {scheme}://{host} is https://localhost:8080
 }
