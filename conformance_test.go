@@ -110,7 +110,7 @@ type breakage struct {
 // other passes: the kit catches what a learner's server gets wrong, and blames nothing else.
 func TestKitFindsWhatAServerBreaks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the kit against twelve broken servers takes seconds")
+		t.Skip("the kit against thirteen broken servers takes seconds")
 	}
 	for _, b := range breakages() {
 		t.Run(b.name, func(t *testing.T) {
@@ -209,6 +209,16 @@ func breakages() []breakage {
 				}
 			}),
 			fails: []string{"reachable/content-type-json", "errors/error-body", "errors/error-body-of-every-status"},
+		},
+		{
+			name: "unknown methods are 405", // as ServeMux answers a method no route takes
+			wrap: rewriteAnswers(func(r *http.Request, a *httptest.ResponseRecorder) {
+				if a.Code == http.StatusNotImplemented {
+					a.Code = http.StatusMethodNotAllowed
+					a.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
+				}
+			}),
+			fails: []string{"errors/unknown-method-501"},
 		},
 		{
 			name: "405 without Allow",

@@ -1,10 +1,10 @@
 package main
 
-// Fuzz targets for every parser that reads what a client sends: the body decoder and the field
-// rules, the list's query, the Authorization header, the id in the path, and, around them all,
-// whole requests. Each states what must hold for any input, checked against a plain reference
-// where one exists. `go test` runs the seeds (here and in testdata/fuzz/); ./fuzz.sh searches
-// beyond them, for FUZZTIME seconds a target.
+// Fuzz targets for the id in the path and, around every parser, whole requests. The parsers' own
+// targets sit beside their tests: FuzzDecodeUserBody in body_test.go, FuzzParseListQuery in
+// list_test.go, FuzzAuthorization in auth_test.go. Each states what must hold for any input,
+// checked against a plain reference where one exists. `go test` runs the seeds (here and in
+// testdata/fuzz/); ./fuzz.sh searches beyond them, for FUZZTIME seconds a target.
 
 import (
 	"bufio"

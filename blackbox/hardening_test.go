@@ -13,7 +13,8 @@ package blackbox
 //   - tokens never reach the log.
 //
 // Requests sent through the handler alone (a battery of hostile bodies, headers and paths, panics,
-// failing disks, forged log lines) are the root package's hardening_test.go.
+// failing disks, forged log lines) are tested in the root package: hostile_test.go, and the tests
+// beside middleware.go, users.go and respond.go.
 
 import (
 	"bufio"
