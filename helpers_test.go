@@ -14,13 +14,17 @@ import (
 	"time"
 )
 
-// The tests' helpers, all of them. A test starts the service in one of two ways:
+// The helpers every test file shares; a file's own helpers sit beside its tests. A test of the
+// whole service starts it in one of two ways:
 //
 //   - newTestServer builds the handler with newServer, as the program does. A test sends it
 //     requests made with httptest.NewRequest and reads the answer from a recorder (ts.serve), or
 //     serves it over a real connection with httptest.NewServer.
 //   - runProgram runs the whole program through run, as main does, for its flags, its start-up
 //     and its exit.
+//
+// Unit tests call the function they test directly, and a middleware's tests wrap a handler of
+// their own with it.
 //
 // What only the built program shows from outside (signals, exit statuses, sockets, crashes) is
 // tested in blackbox/.

@@ -464,9 +464,6 @@ func TestOpenAPIDocumentOfAnHTTPSServerReachesItOverHTTPS(t *testing.T) {
 // The TLS handshake is bounded by the shortest time-out, the read-header one: a client that
 // connects and sends nothing is cut off, as it is over plain HTTP/1.1.
 func TestTLSHandshakeIsCutOffAtTheReadHeaderTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a time-out test: it waits for the read-header time-out")
-	}
 	t.Parallel()                       // it waits, mostly
 	const readHeader = 5 * time.Second // the program's own
 	cert := selfSigned(t)
