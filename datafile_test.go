@@ -87,10 +87,13 @@ func TestParseDataFileSaysWhatToFix(t *testing.T) {
 }
 
 func TestOpenDataFile(t *testing.T) {
-	t.Run("creates a missing file with no users", func(t *testing.T) {
+	t.Run("creates a missing file with no users, for its owner alone", func(t *testing.T) {
 		path := newDataPath(t)
 		openFileStore(t, path, osDisk{})
 		wantFile(t, path, "{\n  \"next_id\": 1,\n  \"users\": []\n}\n")
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v (%v), want -rw-------", info.Mode(), err)
+		}
 	})
 	t.Run("refuses a folder that does not exist", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "missing", "users.json")
