@@ -430,14 +430,15 @@ type typeCase struct {
 }
 
 // typeRule makes a rule that each body POSTed is 400 naming the field of the wrong type, and creates
-// nothing. Decoding stops at the wrong type, before the field rules: the 400 names the field in its
-// message, and a fields member, if it has one, names that field alone.
+// nothing. Decoding stops at the wrong type, before the field rules: the 400 names that field alone,
+// in a fields member or, without one, in its message. The error body itself is the errors rules' to
+// check.
 func typeRule(id, requirement string, cases func(c *Client) []typeCase) Rule {
 	return Rule{ID: id, Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers, Requirement: requirement,
 		check: func(c *Client) error {
 			for _, tc := range cases(c) {
 				x := c.write(http.MethodPost, collection, tc.body)
-				if err := firstError(x.statusIs(http.StatusBadRequest), x.errorBody(), x.namesField(tc.field),
+				if err := firstError(x.statusIs(http.StatusBadRequest), x.namesField(tc.field),
 					c.noneLike(x, func(u user) bool { return strings.Contains(strings.ToLower(u.Email), c.group) })); err != nil {
 					return err
 				}

@@ -33,6 +33,7 @@ func reachableRules() []Rule {
 					c.anonymously(http.MethodGet, collection),
 					c.write(http.MethodPost, collection, `{"name":`),
 					c.get(gone.path()),
+					c.send(request{method: "FOO", target: collection, as: writer}),
 				}
 				return every(func(x *reply) error {
 					if len(x.responseBody) == 0 {
