@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -230,60 +229,6 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		}
 	}
 	return cfg, nil
-}
-
-// parseCORSOrigins reads -cors-origin: "*", or origins separated by commas. Origins compare byte
-// for byte with the Origin a browser sends (RFC 6454 §6.2), so each must be written as a browser
-// writes it; one written otherwise would never match, and is refused, showing the form to write.
-func parseCORSOrigins(value string) (corsPolicy, error) {
-	var policy corsPolicy
-	switch strings.TrimSpace(value) {
-	case "":
-		return policy, nil
-	case "*":
-		return corsPolicy{anyOrigin: true}, nil
-	}
-	for _, origin := range strings.Split(value, ",") {
-		origin = strings.TrimSpace(origin)
-		form, ok := browserOrigin(origin)
-		switch {
-		case !ok:
-			return policy, fmt.Errorf("-cors-origin: %q is not an origin: write scheme://host or scheme://host:port, such as http://localhost:3000", origin)
-		case form != origin:
-			return policy, fmt.Errorf("-cors-origin: write %q as a browser sends it in Origin: %s", origin, form)
-		}
-		policy.origins = append(policy.origins, origin)
-	}
-	return policy, nil
-}
-
-// browserOrigin returns an http or https origin as a browser writes it in Origin: scheme and host
-// in lower case, the port in plain decimal and left out when it is the scheme's default, and
-// nothing after it. ok is false when origin is no such origin at all.
-func browserOrigin(origin string) (form string, ok bool) {
-	u, err := url.Parse(origin)
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" || u.User != nil ||
-		u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return "", false
-	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n > 65535 {
-			return "", false
-		}
-		port = strconv.Itoa(n)
-	}
-	if u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]" // an IPv6 address
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return u.Scheme + "://" + host, true
 }
 
 // isListenAddress checks -addr at once, so a typo is a usage error (exit 2), not exit 1.

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +14,8 @@ import (
 // What every request goes through before its route, from the outside in (newServer, users.go):
 //
 //	observe           request id, nosniff, the access log line, and a panic answered as a JSON 500
-//	allowCrossOrigin  the CORS headers, when -cors-origin is set
-//	guardAPI          under /api/: Vary, Cache-Control, preflights, -delay, then the token (401, 403)
+//	allowCrossOrigin  the CORS headers, and a preflight's 204 under /api/, when -cors-origin is set (cors.go)
+//	guardAPI          under /api/: Vary, Cache-Control, -delay, then the token (401, 403)
 //	the mux           the routes of users.go, with JSON 404 and 405
 
 // observe gives each request its id, logs it once it is answered, and turns a panic into a JSON 500.
@@ -109,53 +108,15 @@ func (o *observedResponse) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's own writer.
 func (o *observedResponse) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
-// corsPolicy is the -cors-origin setting: the origins whose pages may call the API from a browser,
-// each written as a browser writes it in Origin (parseCORSOrigins, main.go).
-type corsPolicy struct {
-	anyOrigin bool
-	origins   []string
-}
-
-// allows reports whether a page of this origin may call the API: origins compare byte for byte.
-func (p corsPolicy) allows(origin string) bool {
-	return p.anyOrigin || origin != "" && slices.Contains(p.origins, origin)
-}
-
 // isPreflight reports whether a request is a browser asking whether it may send another (CORS).
 func isPreflight(r *http.Request) bool {
 	return r.Method == http.MethodOptions && r.Header.Get("Origin") != "" &&
 		r.Header.Get("Access-Control-Request-Method") != ""
 }
 
-// allowCrossOrigin adds the CORS headers to every answer to a page of an allowed origin. It wraps
-// the mux, which would answer a preflight 405 before any route saw it.
-func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
-	if !a.cors.anyOrigin && len(a.cors.origins) == 0 {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, origin := w.Header(), r.Header.Get("Origin")
-		if a.cors.anyOrigin {
-			origin = "*" // every page may read the answers, which then do not vary by origin
-		} else {
-			h.Add("Vary", "Origin")
-		}
-		if a.cors.allows(origin) {
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Expose-Headers", "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id, Allow, Accept-Post, Accept-Patch")
-			if isPreflight(r) {
-				h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id")
-				h.Set("Access-Control-Max-Age", "600")
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // guardAPI does what every request to a path under /api/ needs before its route: the header
-// fields every answer there carries, a preflight's answer, -delay, and the bearer token (401, 403)
-// for every method but OPTIONS (docs/api.md, "The order of the checks"). The path is the one the
+// fields every answer there carries, -delay, and the bearer token (401, 403) for every method but
+// OPTIONS (docs/api.md, "The order of the checks"). The path is the one the
 // mux routes, its escapes decoded, so /api//users needs a token before the mux redirects it.
 func (a *api) guardAPI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -165,13 +126,7 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 		}
 		w.Header().Add("Vary", "Authorization")     // what an answer says depends on who asks
 		w.Header().Set("Cache-Control", "no-store") // a 200 or 304 to GET relaxes it (sendRepresentation)
-		if isPreflight(r) && a.cors.allows(r.Header.Get("Origin")) {
-			// Answered on every path, known or not, so that a page's mistake (/api/users/undefined)
-			// reaches the page as the JSON 404 of the real request rather than as a network error.
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		if a.delay > 0 && !isPreflight(r) { // -delay, for demos of loading states; never a preflight
+		if a.delay > 0 && !isPreflight(r) {         // -delay, for demos of loading states; never a preflight
 			timer := time.NewTimer(a.delay)
 			defer timer.Stop()
 			select {
