@@ -13,17 +13,35 @@
 # (.ci/run). A Docker engine alone is not used: the check keeps to a store of its own (below), so
 # that it never touches the machine's images and volumes, and Docker has no such thing.
 #
-# What differs from the README, and why:
+# Podman resolves image names as the machine configures it: /etc/containers/registries.conf and
+# registries.conf.d are read as they are (Debian's: no registry to search for a short name, aliases
+# for a few, none for golang), and the variables that would point Podman elsewhere are unset. None of
+# the overrides below is about image names. What differs from the README, and why:
 #   - `docker` runs `podman`, which takes the same arguments.
 #   - Podman keeps this run's images, containers and volumes in a store of its own in a temporary
-#     folder (CONTAINERS_STORAGE_CONF), and uses a containers.conf of its own (CONTAINERS_CONF):
-#     the machine's own images and volumes, and its configuration, are never touched, and
-#     everything the check made is gone at the end.
+#     folder (--root, --runroot), and its run-time state there too (--tmpdir: the marker that tells
+#     Podman whether a store needs refreshing after a reboot, the containers' exit files, the events
+#     log), so the machine's own Podman is never touched, and everything the check made is gone at
+#     the end.
+#   - Two overrides that these machines need to run any container at all:
+#       --runtime runc, where runc is installed: crun, which Podman prefers when both are installed
+#       (and which `apt-get install podman` alone brings), refuses every container here ("cgroups in
+#       hybrid mode not supported").
+#       default_ulimits = [] (containers.conf): as root, Podman raises each container's open-files
+#       limit to 1048576, and these machines refuse any process, root included, a hard limit above
+#       the one it has (runc: "error setting rlimit type 7: operation not permitted"). With no
+#       default, a container keeps the limits Podman runs with. Podman 4.3 reads CONTAINERS_CONF
+#       instead of the machine's containers.conf, not on top of it, so the check's file is the
+#       machine's own with that one setting added.
 #   - The host port 8080 of the README's lines becomes a free port Podman picks (127.0.0.1 only),
 #     so the check runs beside anything that already listens on 8080.
 #   - Machines here reach no image registry, so the build's Go stage runs on a stand-in for the
-#     official Go image: the Go toolchain installed here, imported as a local image, given as the
-#     build argument GO_IMAGE. The Dockerfile stays the one a user builds with the official image.
+#     official Go image: the Go toolchain installed here, imported as a local image under the very
+#     name the Dockerfile gives, so the README's build line needs nothing more. Podman also finds a
+#     local image by a short name (golang:1.26 finds docker.io/library/golang:1.26, as Docker
+#     does), so with the stand-in there a short name would pass unseen: the check first replays the
+#     build line as a newcomer's machine runs it, with no image at all and no registry reachable
+#     (HTTPS_PROXY at a closed port), where it must get as far as asking the registry.
 #   - Between a `docker run -d` and the next curl, the check waits for /healthz, as a reader does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,32 +55,27 @@ if ! command -v podman >/dev/null 2>&1; then
   fi
   exit 77
 fi
+busybox=$(command -v busybox) || { echo "container check skipped: no busybox for the stand-in Go image (apt-get install busybox-static)"; exit 77; }
 
 work=$(mktemp -d)
 started=$(date +%s)
 
-# Podman's configuration for this run only. On these machines the default runtime, crun, is
-# refused its rlimit and cgroup calls, so the check uses runc where it is installed, and sets no
-# default ulimits. tmp_dir and network_config_dir keep Podman's run-time state and networks apart
-# from the machine's own Podman.
-runtime=""
-if command -v runc >/dev/null 2>&1; then runtime='runtime = "runc"'; fi
-cat >"$work/containers.conf" <<EOF
-[containers]
-default_ulimits = []
-[engine]
-$runtime
-tmp_dir = "$work/tmp"
-[network]
-network_config_dir = "$work/networks"
-EOF
-cat >"$work/storage.conf" <<EOF
-[storage]
-driver = "overlay"
-graphroot = "$work/storage"
-runroot = "$work/run"
-EOF
-export CONTAINERS_CONF="$work/containers.conf" CONTAINERS_STORAGE_CONF="$work/storage.conf"
+# The machine's registries.conf, and nothing else, decides how names resolve.
+unset CONTAINERS_REGISTRIES_CONF REGISTRIES_CONFIG_PATH
+# The machine's containers.conf (the one in /etc where there is one, else the package's) with
+# default_ulimits = [] in [containers], in place of any default_ulimits it has.
+conf=/usr/share/containers/containers.conf
+if [ -f /etc/containers/containers.conf ]; then conf=/etc/containers/containers.conf; fi
+{ if [ -f "$conf" ]; then cat "$conf"; fi; } | awk '
+  skip { if (/\]/) skip = 0; next }
+  /^[ \t]*default_ulimits[ \t]*=/ { if (!/\]/) skip = 1; next }
+  { print }
+  /^[ \t]*\[containers\][ \t]*$/ { print "default_ulimits = []"; added = 1 }
+  END { if (!added) print "[containers]\ndefault_ulimits = []" }' >"$work/containers.conf"
+export CONTAINERS_CONF="$work/containers.conf"
+podman_flags=(--root "$work/storage" --runroot "$work/run" --tmpdir "$work/tmp")
+if command -v runc >/dev/null 2>&1; then podman_flags+=(--runtime runc); fi
+podman() { command podman "${podman_flags[@]}" "$@"; }
 
 cleanup() {
   podman rm --all --force --time 0 >/dev/null 2>&1 || true
@@ -75,20 +88,6 @@ cleanup() {
 trap cleanup EXIT
 
 fail() { echo "container check FAILED: $*" >&2; exit 1; }
-
-# The stand-in for the official Go image (see the top of this file): the toolchain of `go env
-# GOROOT` at the same path, with busybox's mkdir for the Dockerfile's one RUN ["mkdir", ...], an
-# empty /tmp, and no network (GOPROXY=off): the service has no modules to download.
-goroot=$(go env GOROOT)
-standin=localhost/go-standin:latest
-mkdir -p "$work/skel/bin" "$work/skel/tmp" "$work/skel/root"
-chmod 1777 "$work/skel/tmp"
-busybox=$(command -v busybox) || { echo "container check skipped: no busybox for the stand-in Go image (apt-get install busybox-static)"; exit 77; }
-cp "$busybox" "$work/skel/bin/busybox"
-ln -s busybox "$work/skel/bin/mkdir"
-tar -c -C / --exclude="${goroot#/}/test" "${goroot#/}" -C "$work/skel" bin tmp root |
-  podman import --quiet --change "ENV PATH=$goroot/bin:/bin" --change "ENV HOME=/root" \
-    --change "ENV GOPROXY=off" - "$standin" >/dev/null
 
 # The README's section, and its commands: the lines of its ```sh blocks.
 section=$(awk '/^## Run it in a container$/ {on=1; next} on && /^## / {exit} on' README.md)
@@ -107,7 +106,6 @@ replay() {
   printf '%s\n' "$line" >>"$work/replayed"
   line=${line//127.0.0.1:8080:8080/127.0.0.1::8080}
   line=${line//localhost:8080/localhost:$port}
-  line=${line/#docker build /docker build --build-arg GO_IMAGE=$standin }
   echo "+ $line" >&2
   eval "$line"
 }
@@ -129,9 +127,38 @@ healthy() {
 # equal fails unless the command's answer is the one expected.
 equal() { [ "$1" = "$2" ] || fail "expected $2, got $1"; }
 
-echo "== the build (its Go stage on the stand-in image $standin)"
+echo "== the build as on a newcomer's machine: no image, no registry reachable"
+# Every name the Dockerfile gives must resolve with the machine's configuration, so that Podman
+# gets as far as asking a registry for it, which the closed port then refuses. A short name with
+# no alias fails before that, as it did for the newcomer ("short-name ... did not resolve").
+out=$(
+  export HTTPS_PROXY=http://127.0.0.1:1 https_proxy=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 http_proxy=http://127.0.0.1:1 NO_PROXY= no_proxy=
+  replay 'docker build -t users .' 2>&1
+) && fail "the build succeeded with no image and no registry: $out"
+if grep -q 'short-name' <<<"$out"; then fail "a name in the Dockerfile does not resolve with this machine's Podman configuration, as for the newcomer: $out"; fi
+grep -q 'proxyconnect' <<<"$out" || fail "the build did not get as far as asking a registry: $out"
+grep -o 'Trying to pull [^ ]*' <<<"$out" | sort -u | sed 's/\.\.\.$/: the name resolves (no registry reachable)/'
+
+echo "== the build, its Go stage on the stand-in image"
+# The stand-in: the toolchain of `go env GOROOT` at the same path, with busybox's mkdir for the
+# Dockerfile's one RUN ["mkdir", ...], an empty /tmp, and no network (GOPROXY=off): the service has
+# no modules to download. Its name is the one of the Dockerfile's first FROM.
+standin=$(awk 'toupper($1) == "FROM" {print $2; exit}' Dockerfile)
+goroot=$(go env GOROOT)
+mkdir -p "$work/skel/bin" "$work/skel/tmp" "$work/skel/root"
+chmod 1777 "$work/skel/tmp"
+cp "$busybox" "$work/skel/bin/busybox"
+ln -s busybox "$work/skel/bin/mkdir"
+tar -c -C / --exclude="${goroot#/}/test" "${goroot#/}" -C "$work/skel" bin tmp root |
+  podman import --quiet --change "ENV PATH=$goroot/bin:/bin" --change "ENV HOME=/root" \
+    --change "ENV GOPROXY=off" - "$standin" >/dev/null
+echo "stand-in: $standin, Go $(go env GOVERSION)"
 replay 'docker build -t users .'
 echo "image size: $(podman image inspect users --format '{{.Size}}') bytes"
+
+# The compose example's images are named in full too, but for the one the section builds.
+short=$(printf '%s\n' "$section" | sed -n 's/^ *image: *//p' | grep -vx users | grep -Evx '(localhost|[^/]*[.:][^/]*)/.*' || true)
+[ -z "$short" ] || fail "the compose example names an image by a short name: $short"
 
 cd "$work" # the env file and everything else the lines make land in the temporary folder
 
