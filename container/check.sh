@@ -5,8 +5,9 @@
 # "Run it in a container": every line of that section's ```sh blocks, as written there, in order
 # (the build, the run with -sample-data, the env file, the volume, the detached run, the curl that
 # creates a user, the stop and rm, a new container on the same volume, the curl that reads the user
-# back). Then it runs the conformance kit against the published port, checks that `docker stop`
-# ends the server with exit status 0 within the stop time, and replays the README's HTTPS line.
+# back, the stop and rm before the HTTPS container, the HTTPS container and its curl). Then it runs
+# the conformance kit against the published port, checks that `docker stop` ends the server with
+# exit status 0 within the stop time, and that a data file mounted on its own is refused.
 #
 # Exit status: 0 when it passed, 1 when it failed, 77 when this machine cannot run it (no Podman,
 # or no busybox for the stand-in below), which ./test.sh reports as skipped. CI installs both
@@ -33,8 +34,8 @@
 #       default, a container keeps the limits Podman runs with. Podman 4.3 reads CONTAINERS_CONF
 #       instead of the machine's containers.conf, not on top of it, so the check's file is the
 #       machine's own with that one setting added.
-#   - The host port 8080 of the README's lines becomes a free port Podman picks (127.0.0.1 only),
-#     so the check runs beside anything that already listens on 8080.
+#   - The host ports 8080 and 8443 of the README's lines become free ports Podman picks (127.0.0.1
+#     only), so the check runs beside anything that already listens on them.
 #   - Machines here reach no image registry, so the build's Go stage runs on a stand-in for the
 #     official Go image: the Go toolchain installed here, imported as a local image under the very
 #     name the Dockerfile gives, so the README's build line needs nothing more. Podman also finds a
@@ -105,7 +106,9 @@ replay() {
   printf '%s\n' "$commands" | grep -Fxq -- "$line" || fail "README.md's section no longer has the line: $line"
   printf '%s\n' "$line" >>"$work/replayed"
   line=${line//127.0.0.1:8080:8080/127.0.0.1::8080}
+  line=${line//127.0.0.1:8443:8080/127.0.0.1::8080}
   line=${line//localhost:8080/localhost:$port}
+  line=${line//localhost:8443/localhost:$port}
   echo "+ $line" >&2
   eval "$line"
 }
@@ -160,6 +163,11 @@ echo "image size: $(podman image inspect users --format '{{.Size}}') bytes"
 short=$(printf '%s\n' "$section" | sed -n 's/^ *image: *//p' | grep -vx users | grep -Evx '(localhost|[^/]*[.:][^/]*)/.*' || true)
 [ -z "$short" ] || fail "the compose example names an image by a short name: $short"
 
+# tls/ holds a private key: git leaves it out (.dockerignore's first line, *, leaves it out of builds).
+if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git -C "$repo" check-ignore -q tls/key.pem || fail ".gitignore does not leave out tls/key.pem"
+fi
+
 cd "$work" # the env file and everything else the lines make land in the temporary folder
 
 echo "== the run with -sample-data, and its graceful stop"
@@ -206,10 +214,6 @@ answer=$(cat answer)
 grep -Fq "It answers \`$answer\`." "$repo/README.md" || fail "README.md does not show the answer $answer"
 equal "$answer" '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
 
-# Every command of the section was replayed: a line added to the README is added here too.
-unreplayed=$(printf '%s\n' "$commands" | grep -Fxv -f "$work/replayed" || true)
-[ -z "$unreplayed" ] || fail "README.md's section has lines this check does not replay: $unreplayed"
-
 echo "== the conformance kit against the container"
 (cd "$repo" && USERS_WRITE_TOKEN=s3cr3t-w USERS_READ_TOKEN=s3cr3t-r go run ./conformance -url "http://127.0.0.1:$port")
 
@@ -222,25 +226,26 @@ equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
 podman logs users 2>&1 | grep -q 'msg=stopped' || fail "the server did not log its graceful stop"
 echo "podman stop: exit status 0 after $stopped ms"
 
-echo "== HTTPS, with the TLS files mounted read-only"
-# The README gives this line inside a paragraph, in `...`: replayed as written, on a certificate
-# made as the README's section "HTTPS" makes it, with the key given to uid 65532 as it says.
-tls_line=$(printf '%s\n' "$section" | grep -o '`docker run [^`]*-tls-cert[^`]*`' | tr -d '`')
-[ -n "$tls_line" ] || fail "README.md's section no longer shows the docker run line with -tls-cert"
+echo "== HTTPS: the stop and rm, and a container with the TLS files mounted read-only"
+# tls/ holds a certificate and key made as the README's section "HTTPS" makes them, with the key
+# given to uid 65532 as this section says. The container the stop and rm name is stopped already
+# (above); `docker stop` takes a stopped one too.
 mkdir tls
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1 -keyout tls/key.pem -out tls/cert.pem 2>/dev/null
 if [ "$(id -u)" -eq 0 ]; then chown 65532 tls/key.pem; else podman unshare chown 65532 tls/key.pem; fi
-podman rm users >/dev/null
-tls_line=${tls_line//127.0.0.1:8443:8080/127.0.0.1::8080}
-echo "+ $tls_line" >&2
-eval "$tls_line"
+replay 'docker stop users && docker rm users' >/dev/null
+replay 'docker run -d --name users --env-file users.env -p 127.0.0.1:8443:8080 -v users-data:/data -v "$PWD/tls:/tls:ro" users -data /data/users.json -tls-cert /tls/cert.pem -tls-key /tls/key.pem'
 published_port users
 healthy https
-equal "$(curl -fsS --cacert tls/cert.pem -H 'Authorization: Bearer s3cr3t-r' "https://localhost:$port/api/users/1")" \
-  '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
+replay "curl --cacert tls/cert.pem -H 'Authorization: Bearer s3cr3t-r' https://localhost:8443/api/users/1" >answer
+equal "$(cat answer)" '{"id":1,"name":"Grace Hopper","email":"grace@example.com"}'
 podman stop --time 10 users >/dev/null
 equal "$(podman inspect users --format '{{.State.ExitCode}}')" 0
+
+# Every command of the section was replayed: a line added to the README is added here too.
+unreplayed=$(printf '%s\n' "$commands" | grep -Fxv -f "$work/replayed" || true)
+[ -z "$unreplayed" ] || fail "README.md's section has lines this check does not replay: $unreplayed"
 
 echo "== a data file mounted on its own is refused, saying to mount its folder"
 # The README says to mount a folder, never the data file alone: each write replaces the file by a
