@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -91,11 +90,11 @@ func randomHex(n int) string {
 
 // The failures of authentication and permission, each with its challenge (RFC 6750 §3).
 var (
-	errNoToken = newError(http.StatusUnauthorized, "this API needs a bearer token: send Authorization: Bearer <token>").
+	errNoToken = newError(http.StatusUnauthorized, "this API needs a bearer token: send the header Authorization: Bearer TOKEN").
 			withHeader("WWW-Authenticate", `Bearer realm="users"`)
 	errInvalidToken = newError(http.StatusUnauthorized, "the bearer token is malformed or unknown").
 			withHeader("WWW-Authenticate", `Bearer realm="users", error="invalid_token"`)
-	errReadOnly = newError(http.StatusForbidden, "this token may only read: changing users needs a token with the write role").
+	errReadOnly = newError(http.StatusForbidden, "this token may only read: any other method needs a token with the write role").
 			withHeader("WWW-Authenticate", `Bearer realm="users", error="insufficient_scope"`)
 )
 
@@ -126,23 +125,16 @@ func (t tokens) authenticate(r *http.Request) (role, error) {
 	return found, nil
 }
 
-// roleKey is the context key of the token's role: a type of our own, so no other key collides.
-type roleKey struct{}
-
-// withRole returns the request carrying the role of its token, for requireRole.
-func withRole(r *http.Request, granted role) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), roleKey{}, granted))
-}
-
-// requireRole lets a request through when its token's role covers the one needed (write covers
-// read): 403 otherwise. A request that no authentication has seen, as when a handler is served
-// without guardAPI, has no role at all, and is 401.
-func requireRole(r *http.Request, needed role) error {
-	granted, _ := r.Context().Value(roleKey{}).(role)
+// permit lets a request through when its bearer token may use its method: GET and HEAD need a
+// read or write token, every other method a write token, whatever the path. It runs in front of
+// the routes (guardAPI), so no handler can forget it, and a caller without permission learns
+// nothing about what exists or which routes take what.
+func (t tokens) permit(r *http.Request) error {
+	granted, err := t.authenticate(r)
 	switch {
-	case granted == 0:
-		return errNoToken
-	case granted < needed:
+	case err != nil:
+		return err
+	case granted == roleRead && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		return errReadOnly
 	}
 	return nil

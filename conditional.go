@@ -3,13 +3,14 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 )
 
-// Conditional requests (RFC 9110 §13). Every representation has a strong ETag made of its bytes
-// alone, so it survives a restart and a hand edit of the data file, and equal representations have
-// equal tags.
+// Conditional requests (RFC 9110 §13, docs/api.md "Conditional requests"). Every representation
+// has a strong ETag made of its bytes alone, so it survives a restart and a hand edit of the data
+// file, and equal representations have equal tags.
 
 // entityTag returns the strong ETag of a representation: the first 128 bits of its SHA-256, in
 // hex. Two representations share a tag only by a collision, which takes about 2^64 tries to find
@@ -21,7 +22,7 @@ func entityTag(representation []byte) string {
 
 // userRepresentation returns a user as every answer sends it, and its ETag.
 func userRepresentation(u user) (body []byte, etag string, err error) {
-	body, err = encodeJSON(u)
+	body, err = json.Marshal(u)
 	return body, entityTag(body), err
 }
 
@@ -46,25 +47,35 @@ type tagList struct {
 	tags []string
 }
 
-// readPreconditions reads the preconditions of a request. A list may be spread over several
-// header lines, which together make one list (RFC 9110 §5.3).
+// readPreconditions reads the preconditions of a request.
 func readPreconditions(r *http.Request) preconditions {
-	read := func(name string) *tagList {
-		lines := r.Header.Values(name)
-		if len(lines) == 0 {
-			return nil
-		}
-		list := parseTagList(strings.Join(lines, ","))
-		return &list
+	return preconditions{ifMatch: readTagList(r.Header.Values("If-Match")), ifNoneMatch: readTagList(r.Header.Values("If-None-Match"))}
+}
+
+// readTagList reads the lines of one header, which together make one list (RFC 9110 §5.3): "*",
+// or elements separated by commas, white space around each. The service's own tags hold no comma,
+// so splitting at commas is exact for every tag that can match; an element that is not an entity
+// tag matches nothing.
+func readTagList(lines []string) *tagList {
+	if len(lines) == 0 {
+		return nil
 	}
-	return preconditions{ifMatch: read("If-Match"), ifNoneMatch: read("If-None-Match")}
+	value := strings.Join(lines, ",")
+	if strings.Trim(value, " \t") == "*" {
+		return &tagList{any: true}
+	}
+	list := &tagList{}
+	for _, element := range strings.Split(value, ",") {
+		list.tags = append(list.tags, strings.Trim(element, " \t"))
+	}
+	return list
 }
 
 // present reports whether the request has a precondition at all.
 func (p preconditions) present() bool { return p.ifMatch != nil || p.ifNoneMatch != nil }
 
 // onUser judges the preconditions of a PUT, PATCH or DELETE against the user it would change, as
-// that user is now. The store runs it under its write lock, so no other write comes between the
+// that user is now. The store runs it under its lock, so no other write comes between the
 // judgment and the write (RFC 9110 §13.1).
 func (p preconditions) onUser(current user) error {
 	if !p.present() {
@@ -75,6 +86,17 @@ func (p preconditions) onUser(current user) error {
 		return err
 	}
 	return p.checkWrite(etag)
+}
+
+// onCollection judges the preconditions of a POST against the collection, every user in id
+// order: its ETag is that of GET /api/users with no query (docs/api.md, "Conditional requests").
+// The store runs it under its lock, so it is encoded there: only a conditional POST pays for it.
+func (p preconditions) onCollection(users []user) error {
+	list, err := listRepresentation(users, len(users), nil)
+	if err != nil {
+		return err
+	}
+	return p.checkWrite(list.etag)
 }
 
 // checkRead judges the preconditions of GET or HEAD against the target's current ETag, in RFC
@@ -119,69 +141,33 @@ func strongly(tag, current string) bool { return tag == current }
 // weakly is the weak comparison, which If-None-Match uses: W/ is ignored.
 func weakly(tag, current string) bool { return strings.TrimPrefix(tag, "W/") == current }
 
-// parseTagList reads an If-Match or If-None-Match value by RFC 9110's grammar: "*" alone, or
-// entity tags separated by commas (§13.1.1: If-Match = "*" / #entity-tag), with white space
-// around each and empty elements skipped (§5.6.1). Reading stops at the first part that is not an
-// entity tag followed by a comma or the end, as in net/http's own checkIfMatch: that part, and
-// every tag after it, match nothing.
-func parseTagList(value string) tagList {
-	if strings.Trim(value, " \t") == "*" {
-		return tagList{any: true}
-	}
-	var list tagList
-	for rest := value; ; {
-		rest = strings.TrimLeft(rest, " \t")
-		if rest == "" {
-			return list
-		}
-		if rest[0] == ',' { // an empty element
-			rest = rest[1:]
-			continue
-		}
-		tag, after, ok := scanEntityTag(rest)
-		after = strings.TrimLeft(after, " \t")
-		if !ok || after != "" && after[0] != ',' {
-			return list
-		}
-		list.tags, rest = append(list.tags, tag), after
-	}
+// A representation is an answer to GET or HEAD: a body, its media type and ETag, how long a cache
+// may keep it, and for a page of the list its Link header ("" for none).
+type representation struct {
+	contentType  string
+	cacheControl string
+	body         []byte
+	etag         string
+	link         string
 }
 
-// scanEntityTag reads the entity tag at the start of s (RFC 9110 §8.8.3): W/ for a weak one, then
-// etagc characters between double quotes, where etagc is any visible character but the quote, or
-// a byte of obs-text (0x80 and above).
-func scanEntityTag(s string) (tag, rest string, ok bool) {
-	start := 0
-	if strings.HasPrefix(s, "W/") {
-		start = 2
-	}
-	if len(s) < start+2 || s[start] != '"' {
-		return "", s, false
-	}
-	for i := start + 1; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			return s[:i+1], s[i+1:], true
-		case c == 0x21 || 0x23 <= c && c <= 0x7e || c >= 0x80: // etagc
-		default: // a space, a tab, a control character
-			return "", s, false
-		}
-	}
-	return "", s, false
-}
-
-// sendRepresentation answers GET or HEAD with a representation and its ETag: 412 when If-Match
-// fails, 304 and no body when If-None-Match says the client's copy is current, else 200.
-func sendRepresentation(w http.ResponseWriter, r *http.Request, contentType string, body []byte, etag string) error {
-	notModified, err := readPreconditions(r).checkRead(etag)
+// sendRepresentation answers GET or HEAD with rep, once its preconditions are judged: 412 when
+// If-Match fails, 304 and no body when If-None-Match says the client's copy is current, else 200.
+// Its header fields are set only then, once the answer is decided.
+func sendRepresentation(w http.ResponseWriter, r *http.Request, rep representation) error {
+	notModified, err := readPreconditions(r).checkRead(rep.etag)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", etag)
+	w.Header().Set("ETag", rep.etag)
+	w.Header().Set("Cache-Control", rep.cacheControl)
+	if rep.link != "" {
+		w.Header().Set("Link", rep.link)
+	}
 	if notModified {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	writeBody(w, http.StatusOK, contentType, body)
+	writeBody(w, http.StatusOK, rep.contentType, rep.body)
 	return nil
 }

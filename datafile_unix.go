@@ -5,9 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -26,16 +24,4 @@ func lockFile(path string) (unlock func(), err error) {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return func() { file.Close() }, nil
-}
-
-// isMountPoint reports whether the file at path, whose info is given, is mounted on its own, as a
-// container's bind mount of a single file is: its device is not its folder's.
-func isMountPoint(path string, info fs.FileInfo) bool {
-	folder, err := os.Stat(filepath.Dir(path))
-	if err != nil {
-		return false
-	}
-	fileStat, ok1 := info.Sys().(*syscall.Stat_t)
-	folderStat, ok2 := folder.Sys().(*syscall.Stat_t)
-	return ok1 && ok2 && fileStat.Dev != folderStat.Dev
 }

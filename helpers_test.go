@@ -14,17 +14,14 @@ import (
 	"time"
 )
 
-// The helpers every test file shares; a file's own helpers sit beside its tests. A test of the
-// whole service starts it in one of two ways:
+// The helpers every test file shares; a file's own helpers sit beside its tests. The tests start
+// the service in one of two ways:
 //
-//   - newTestServer builds the handler with newServer, as the program does. A test sends it
-//     requests made with httptest.NewRequest and reads the answer from a recorder (ts.serve), or
-//     serves it over a real connection with httptest.NewServer.
-//   - runProgram runs the whole program through run, as main does, for its flags, its start-up
-//     and its exit.
-//
-// Unit tests call the function they test directly, and a middleware's tests wrap a handler of
-// their own with it.
+//   - newTestServer builds the handler as the program does, from flags, with newServer. A test
+//     sends it requests made with httptest.NewRequest and reads the answer from a recorder
+//     (ts.serve), or serves it over a real connection with httptest.NewServer.
+//   - runProgram runs the whole program through run, as main does: its flags, its start-up, its
+//     stop.
 //
 // What only the built program shows from outside (signals, exit statuses, sockets, crashes) is
 // tested in blackbox/.
@@ -50,21 +47,19 @@ type testServer struct {
 	log   *logBuffer // JSON records, unless the flags say -log-format text
 }
 
-// newTestServer is the service on an empty store in memory, configured by these flags as the
-// program would be.
+// newTestServer is the service built as the program builds it with these flags: on an empty store
+// in memory, or on the file that -data names.
 func newTestServer(t testing.TB, flags ...string) *testServer {
 	t.Helper()
-	return newTestServerOn(t, newUserStore(), flags...)
-}
-
-// newTestServerOn is the service on a store of the test's own: one kept in a file, say.
-func newTestServerOn(t testing.TB, store *userStore, flags ...string) *testServer {
-	t.Helper()
-	args := append([]string{"users", "-log-format", "json"}, flags...)
-	cfg, err := parseConfig(args, testEnv, io.Discard)
+	cfg, err := parseConfig(append([]string{"users", "-log-format", "json"}, flags...), testEnv, io.Discard)
 	if err != nil {
 		t.Fatalf("parseConfig(%q): %v", flags, err)
 	}
+	store, _, err := openStore(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.close)
 	log := &logBuffer{}
 	handler, err := newServer(*cfg, newLogger(cfg.logFormat, log), store)
 	if err != nil {
@@ -102,16 +97,17 @@ type program struct {
 	stop   func() error
 }
 
-// runProgram runs the program through run with these arguments, after -addr 127.0.0.1:0 (a free
-// port), and this environment, and returns once its start-up log names the address it listens on. stop cancels
-// run's context, as SIGINT does, and returns what run returned; the test's end calls it too.
+// runProgram runs the program through run with -addr 127.0.0.1:0 (a free port), these arguments
+// and this environment, and returns once its start-up log names the address it listens on. stop
+// cancels run's context, as SIGINT does, and returns what run returned; the test's end calls it
+// too.
 func runProgram(t testing.TB, getenv func(string) string, args ...string) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &program{stderr: &logBuffer{}}
 	result := make(chan error, 1)
-	args = append([]string{"-addr", "127.0.0.1:0"}, args...)
-	go func() { result <- run(ctx, append([]string{"users"}, args...), getenv, io.Discard, p.stderr) }()
+	args = append([]string{"users", "-addr", "127.0.0.1:0"}, args...)
+	go func() { result <- run(ctx, args, getenv, io.Discard, p.stderr) }()
 	var once sync.Once
 	var runErr error
 	p.stop = func() error {
@@ -120,17 +116,14 @@ func runProgram(t testing.TB, getenv func(string) string, args ...string) *progr
 	}
 	t.Cleanup(func() { p.stop() })
 
-	listening := regexp.MustCompile(`msg"?[=:]"?listening"?[ ,]"?addr"?[=:]"?([^" ]+)`)
+	listening := regexp.MustCompile(`msg"?[=:]"?listening"?[ ,]"?addr"?[=:]"?([^" ]+)"?[ ,]"?url"?[=:]"?(https?)://`)
 	deadline, poll := time.After(10*time.Second), time.NewTicker(time.Millisecond)
 	defer poll.Stop()
 	for p.url == "" {
 		select {
 		case <-poll.C: // the log is read again at each tick, until it names the address
 			if m := listening.FindStringSubmatch(p.stderr.String()); m != nil {
-				p.url = "http://" + m[1]
-				if strings.Contains(strings.Join(args, " "), "-tls-cert") {
-					p.url = "https://" + m[1]
-				}
+				p.url = m[2] + "://" + m[1]
 			}
 		case err := <-result:
 			t.Fatalf("run returned before listening: %v\n%s", err, p.stderr)
@@ -160,8 +153,7 @@ func (b *logBuffer) String() string {
 }
 
 // records returns the JSON log records whose msg is this, each as its fields.
-func (b *logBuffer) records(t testing.TB, msg string) []map[string]any {
-	t.Helper()
+func (b *logBuffer) records(msg string) []map[string]any {
 	var found []map[string]any
 	for _, line := range strings.Split(b.String(), "\n") {
 		var record map[string]any
@@ -172,42 +164,14 @@ func (b *logBuffer) records(t testing.TB, msg string) []map[string]any {
 	return found
 }
 
-// wantStatus fails the test at once unless the answer has this status.
-func wantStatus(t testing.TB, w *httptest.ResponseRecorder, status int) {
-	t.Helper()
-	if w.Code != status {
-		t.Fatalf("status %d, want %d; body %s", w.Code, status, w.Body)
-	}
-}
-
-// wantHeaders fails the test unless the header has each field with exactly this value; "" for a
-// field that must be absent.
-func wantHeaders(t testing.TB, h http.Header, want map[string]string) {
-	t.Helper()
-	for name, value := range want {
-		if got := strings.Join(h.Values(name), ", "); got != value {
-			t.Errorf("%s: %q, want %q", name, got, value)
-		}
-	}
-}
-
-// wantBody fails the test unless the body is exactly this.
-func wantBody(t testing.TB, w *httptest.ResponseRecorder, body string) {
-	t.Helper()
-	if got := w.Body.String(); got != body {
-		t.Errorf("body\n  %s\nwant\n  %s", got, body)
-	}
-}
-
 // wantError fails the test unless the answer is the JSON error body of this status and message.
 func wantError(t testing.TB, w *httptest.ResponseRecorder, status int, message string) {
 	t.Helper()
-	wantStatus(t, w, status)
-	var body errorBody
+	var body struct{ Error string }
 	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Header().Get("Content-Type") != "application/json" {
-		t.Fatalf("the body %s is not the JSON error body (%v)", w.Body, err)
+		t.Fatalf("%d %s: not the JSON error body (%v)", w.Code, w.Body, err)
 	}
-	if body.Error != message {
-		t.Errorf("error %q, want %q", body.Error, message)
+	if w.Code != status || body.Error != message {
+		t.Errorf("%d %q, want %d %q", w.Code, body.Error, status, message)
 	}
 }

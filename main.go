@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -21,7 +20,7 @@ import (
 	"time"
 )
 
-const version = "2.0.0"
+const version = "3.0.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,7 +61,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer store.close() // after the server has stopped: no write is in flight any more
+	defer store.close() // once the server has stopped; close waits for a write in progress, if any
 	if cfg.sampleData && store.neverHadUsers() {
 		if err := addSampleUsers(store); err != nil {
 			return err
@@ -74,12 +73,6 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	}
 	server := newHTTPServer(handler, cfg.timeouts, logger)
 	server.TLSConfig = cfg.tls
-	// Requests find in their context a channel that closes when the server starts to stop, so that
-	// a -delay ends early (guardAPI) rather than hold up the stop. Their contexts themselves are
-	// never cancelled for a stop: the work in flight finishes, as Shutdown promises.
-	stopping := make(chan struct{})
-	server.RegisterOnShutdown(func() { close(stopping) })
-	server.BaseContext = func(net.Listener) context.Context { return withStopping(context.Background(), stopping) }
 	listener, err := net.Listen("tcp", cfg.addr) // listening ourselves gives tests a free port with :0
 	if err != nil {
 		return err
@@ -91,7 +84,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if cfg.generated != nil {
 		printTokenNotice(stderr, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
 	}
-	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", store.count(), "storage", storage, "version", version)
+	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", len(store.list()), "storage", storage, "version", version)
 	if cfg.tls == nil && !isLoopback(listener.Addr()) {
 		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
 	}
@@ -102,6 +95,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	case <-ctx.Done():
 	}
 	logger.Info("stopping: finishing the requests in flight")
+	// A fresh context: ctx is done already. The requests in flight get theirs as they were.
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeouts.shutdown) // but not forever
 	defer cancel()
 	if err := server.Shutdown(stopCtx); err != nil {
@@ -132,10 +126,10 @@ type timeouts struct {
 }
 
 // defaultTimeouts are the time-outs of a server with this -delay: the write time-out covers the
-// delay, and time to answer after it.
+// delay, and time to answer after it, and a stop waits for a delayed request as for any other.
 func defaultTimeouts(delay time.Duration) timeouts {
 	return timeouts{readHeader: 5 * time.Second, read: 15 * time.Second, write: delay + 20*time.Second,
-		idle: 2 * time.Minute, shutdown: 10 * time.Second}
+		idle: 2 * time.Minute, shutdown: delay + 10*time.Second}
 }
 
 // openStore opens the store kept in the file -data names, or an empty one in memory, and says
@@ -144,7 +138,7 @@ func openStore(cfg *config) (store *userStore, storage string, err error) {
 	if cfg.dataFile == "" {
 		return newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)", nil
 	}
-	store, err = openUserStore(cfg.dataFile, osDisk{})
+	store, err = openUserStore(cfg.dataFile)
 	return store, "file " + cfg.dataFile, err
 }
 
@@ -237,40 +231,6 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	return cfg, nil
 }
 
-// parseCORSOrigins reads -cors-origin: "*", or origins such as https://app.example.com:8443. Each
-// is kept as a browser writes it in Origin (RFC 6454 §6.2): scheme and host in lower case, and no
-// port when it is the scheme's default, so HTTP://LocalHost:80 is http://localhost.
-func parseCORSOrigins(value string) (corsPolicy, error) {
-	var policy corsPolicy
-	switch strings.TrimSpace(value) {
-	case "":
-		return policy, nil
-	case "*":
-		return corsPolicy{anyOrigin: true}, nil
-	}
-	for _, origin := range strings.Split(value, ",") {
-		origin = strings.TrimSpace(origin)
-		u, err := url.Parse(origin)
-		if err != nil || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
-			return policy, fmt.Errorf("-cors-origin: %q is not an origin such as https://app.example.com or http://localhost:3000", origin)
-		}
-		scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
-		if scheme != "http" && scheme != "https" {
-			return policy, fmt.Errorf("-cors-origin: %q is not an http or https origin", origin)
-		}
-		if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
-			port = ""
-		}
-		if port != "" {
-			host = net.JoinHostPort(host, port)
-		} else if strings.Contains(host, ":") {
-			host = "[" + host + "]" // an IPv6 address
-		}
-		policy.origins = append(policy.origins, scheme+"://"+host)
-	}
-	return policy, nil
-}
-
 // isListenAddress checks -addr at once, so a typo is a usage error (exit 2), not exit 1.
 func isListenAddress(addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
@@ -317,12 +277,9 @@ func addSampleUsers(store *userStore) error {
 		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
 		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
 	} {
-		if _, err := store.create(userFields{name: &u.Name, email: &u.Email}, noPrecondition); err != nil {
+		if _, err := store.create(userFields{name: &u.Name, email: &u.Email}); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}
 	return nil
 }
-
-// noPrecondition lets a write go ahead: a sample user is created whatever the store holds.
-func noPrecondition() error { return nil }

@@ -124,6 +124,12 @@ for (const [width, layout] of Object.entries(LAYOUTS)) {
       await page.getByRole('heading', { name: 'Edit Alan Turing' }).waitFor();
       await scan('edit form open');
 
+      // A PUT's answer has no ETag: the page reads the user again, and says why in the log.
+      await page.getByRole('button', { name: 'Replace (PUT)' }).click();
+      await page.getByText(/^Saved with PUT\. Its answer carries no ETag/).waitFor();
+      await waitForList(page);
+      await scan('after a PUT, the user read again for its ETag');
+
       expect(400, 'PATCH', '/api/users/2');
       await form.getByLabel('Name').fill(' ');
       await form.getByLabel('E-mail').fill('not an address');

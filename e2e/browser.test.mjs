@@ -208,14 +208,22 @@ test('a person manages users on a desktop, and sees every exchange', async (t) =
     etag = newETag;
   });
 
-  await step('replace it with PUT: the whole user', async () => {
+  await step('replace it with PUT: the whole user; its answer has no ETag, so the page reads the user for it', async () => {
     await page.getByLabel('E-mail').fill('kjohnson@example.com');
     await page.getByRole('button', { name: 'Replace (PUT)' }).click();
-    await page.getByText(/^Saved with PUT/).waitFor();
+    await page.getByText(/^Saved with PUT\. Its answer carries no ETag/).waitFor();
     await row(page, 'Katherine G. Johnson').getByRole('cell', { name: 'kjohnson@example.com' }).waitFor();
-    const { request } = await exchangeText(page, 'PUT', '/api/users/13');
-    assert.match(request, /\{"name":"Katherine G\. Johnson","email":"kjohnson@example\.com"\}$/);
-    assert.match(request, new RegExp(`^If-Match: ${etag}$`, 'm'));
+    const put = await exchangeText(page, 'PUT', '/api/users/13');
+    assert.match(put.request, /\{"name":"Katherine G\. Johnson","email":"kjohnson@example\.com"\}$/);
+    assert.match(put.request, new RegExp(`^If-Match: ${etag}$`, 'm'));
+    assert.match(put.response, /^HTTP\/1\.1 200 OK$/m);
+    assert.match(put.response, /^Content-Location: \/api\/users\/13$/m);
+    assert.doesNotMatch(put.response, /^Etag:/m, 'a PUT answer carries no ETag (RFC 9110 §9.3.4)');
+    const read = await exchangeText(page, 'GET', '/api/users/13');
+    const readETag = /^Etag: ("[0-9a-f]+")$/m.exec(read.response)?.[1];
+    assert.ok(readETag, `the GET after the PUT has no ETag:\n${read.response}`);
+    await exchange(page, 'GET', '/api/users/13').getByText(/^Sent by the page after the PUT: a PUT answer carries no ETag/).waitFor();
+    assert.equal((await page.locator('#etag-value').innerText()).trim(), readETag, 'the form keeps the ETag it read');
   });
 
   await step('a 400: each field error appears next to its field', async () => {
@@ -245,7 +253,7 @@ test('a person manages users on a desktop, and sees every exchange', async (t) =
   });
 
   await step('If-Match: a change made meanwhile by someone else is a 412, and nothing is overwritten', async () => {
-    etag = (await page.locator('#etag-value').innerText()).trim(); // as the last PUT answered
+    etag = (await page.locator('#etag-value').innerText()).trim(); // as read after the last PUT
     const theirs = await apiRequest('PATCH', '/api/users/13', { name: 'Katherine Coleman Johnson' }, 'application/merge-patch+json');
     assert.equal(theirs.status, 200);
     expect(412, 'PATCH', '/api/users/13');
@@ -347,5 +355,139 @@ test('the same page on a 375 px phone', async () => {
   await shot(page, 'phone-exchange', { at: '#exchange-log' });
   const after = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.equal(after, 0, 'the exchange log wraps rather than scrolls sideways');
+  await close();
+});
+
+// A PUT answer carries no ETag (RFC 9110 §9.3.4: the server trims the body and adds the id, so what
+// it stores is not what was sent). The page must still send If-Match with its next save of that
+// user, with the ETag of the user as the form shows it: never an older one, and never none.
+test('after a PUT, whose answer has no ETag, the next save still sends the user\'s current ETag in If-Match', async (t) => {
+  const { page, expect, close } = await watch(DESKTOP);
+  const step = steps(t);
+  const path = '/api/users/3'; // Grace Hopper of -sample-data
+  const shown = async () => (await page.locator('#etag-value').innerText()).trim();
+  const current = async () => (await apiRequest('GET', path)).etag; // the ETag the server has now
+  const ifMatchOf = (request) => /^If-Match: (.*)$/m.exec(request)?.[1];
+  const count = (method) => page.locator(`#exchange-log li.exchange[data-method="${method}"][data-path="${path}"]`).count();
+  // onRead runs fn when the page reads the user, before the request goes on (or instead of it).
+  const onRead = async (fn) => {
+    const matches = (url) => url.href === BASE_URL + path;
+    await page.route(matches, async (route) => (route.request().method() === 'GET' ? fn(route) : route.fallback()));
+    return () => page.unroute(matches);
+  };
+  const save = async (button, notice) => {
+    await page.getByRole('button', { name: button }).click();
+    await page.getByText(notice).waitFor();
+    await waitForList(page);
+  };
+
+  await step('a PUT: sent with the ETag read, answered without one; the page reads the user for it', async () => {
+    await page.goto(BASE_URL + '/');
+    await useToken(page, WRITE_TOKEN);
+    await row(page, 'Grace Hopper').getByRole('button', { name: 'Edit Grace Hopper' }).click();
+    await page.getByRole('heading', { name: 'Edit Grace Hopper' }).waitFor();
+    const read = await shown();
+    await page.getByLabel('Name').fill('  Grace B. Hopper  '); // stored trimmed: not the body as sent
+    await save('Replace (PUT)', /^Saved with PUT\. Its answer carries no ETag/);
+    const put = await exchangeText(page, 'PUT', path);
+    assert.equal(ifMatchOf(put.request), read);
+    assert.match(put.response, /^HTTP\/1\.1 200 OK$/m);
+    assert.doesNotMatch(put.response, /^Etag:/m, 'a PUT answer carries no ETag');
+    assert.match(put.response, /"name":"Grace B\. Hopper"/);
+    const again = await exchangeText(page, 'GET', path);
+    assert.match(again.response, /^HTTP\/1\.1 200 OK$/m);
+    assert.equal(await shown(), await current(), 'the form holds the ETag the server has now');
+    assert.equal(await page.getByLabel('Name').inputValue(), 'Grace B. Hopper', 'the form shows the user as stored');
+    await shot(page, 'desktop-after-put');
+  });
+
+  await step('the second save, a PUT again, is sent with that ETag and succeeds', async () => {
+    const tag = await shown();
+    await page.getByLabel('E-mail').fill('grace.hopper@example.com');
+    await save('Replace (PUT)', /^Saved with PUT\. Its answer carries no ETag/);
+    const put = await exchangeText(page, 'PUT', path);
+    assert.equal(ifMatchOf(put.request), tag);
+    assert.match(put.response, /^HTTP\/1\.1 200 OK$/m);
+    assert.equal((await apiRequest('GET', path)).json.email, 'grace.hopper@example.com');
+    assert.equal(await shown(), await current());
+  });
+
+  await step('then a PATCH, sent with the ETag read after the PUT: its answer has the next ETag, and no read follows', async () => {
+    const tag = await shown();
+    const reads = await count('GET');
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await save('Save changes (PATCH)', /^Saved with PATCH/);
+    const patch = await exchangeText(page, 'PATCH', path);
+    assert.equal(ifMatchOf(patch.request), tag);
+    assert.match(patch.response, /^HTTP\/1\.1 200 OK$/m);
+    const answered = /^Etag: (.*)$/m.exec(patch.response)?.[1];
+    assert.equal(await shown(), answered, 'the form keeps the ETag of the PATCH answer');
+    assert.equal(answered, await current());
+    assert.equal(await count('GET'), reads, 'no read after a PATCH: its answer has the ETag');
+  });
+
+  await step('someone changes the user between the PUT and the page\'s read: the form shows their change, with its ETag', async () => {
+    const stop = await onRead(async (route) => {
+      assert.equal((await apiRequest('PATCH', path, { name: 'Amazing Grace' }, 'application/merge-patch+json')).status, 200);
+      await route.fallback();
+    });
+    await page.getByLabel('E-mail').fill('grace@example.com');
+    await save('Replace (PUT)', /^Saved with PUT, but someone changed the user right after/);
+    await stop();
+    assert.equal(await page.getByLabel('Name').inputValue(), 'Amazing Grace');
+    assert.equal(await page.getByLabel('E-mail').inputValue(), 'grace@example.com');
+    assert.equal(await shown(), await current(), 'the ETag is that of what the form shows, not of what the PUT stored');
+  });
+
+  await step('someone changes the user after the read: the next save is a 412, explained, and nothing is overwritten', async () => {
+    const tag = await shown();
+    assert.equal((await apiRequest('PATCH', path, { name: 'Grace M. Hopper' }, 'application/merge-patch+json')).status, 200);
+    expect(412, 'PUT', path);
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await page.getByRole('button', { name: 'Replace (PUT)' }).click();
+    await page.getByText('412 Precondition Failed: someone else changed this user').waitFor();
+    await page.getByText('Nothing was saved. Reload to see their change, then make yours again.').waitFor();
+    const put = await exchangeText(page, 'PUT', path);
+    assert.equal(ifMatchOf(put.request), tag);
+    assert.match(put.response, /^HTTP\/1\.1 412 Precondition Failed$/m);
+    assert.equal((await apiRequest('GET', path)).json.name, 'Grace M. Hopper', 'their change stands');
+
+    await page.getByRole('button', { name: 'Reload the user' }).click();
+    await page.getByText(/^Reloaded: the user had changed/).waitFor();
+    assert.equal(await page.getByLabel('Name').inputValue(), 'Grace M. Hopper');
+    const reloaded = await shown();
+    assert.equal(reloaded, await current());
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await save('Replace (PUT)', /^Saved with PUT\. Its answer carries no ETag/);
+    assert.equal(ifMatchOf((await exchangeText(page, 'PUT', path)).request), reloaded);
+    assert.equal((await apiRequest('GET', path)).json.name, 'Grace Hopper');
+  });
+
+  await step('the read after a PUT gets no answer: the next save is not sent without an ETag, and Reload gets one', async () => {
+    expect(0, 'GET', path);
+    const stop = await onRead((route) => route.abort('connectionrefused'));
+    await page.getByLabel('Name').fill('Grace Brewster Hopper');
+    await page.getByRole('button', { name: 'Replace (PUT)' }).click();
+    await page.getByText('Saved with PUT, but the user could not be read again for its ETag').waitFor();
+    await stop();
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'form-alert', 'the alert has the focus');
+    assert.equal((await apiRequest('GET', path)).json.name, 'Grace Brewster Hopper', 'the PUT was saved');
+
+    const patches = await count('PATCH');
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await page.getByRole('button', { name: 'Save changes (PATCH)' }).click();
+    await page.getByText('Not sent: the page holds no ETag for this user').waitFor();
+    assert.equal(await count('PATCH'), patches, 'no PATCH went out without If-Match');
+
+    await page.getByRole('button', { name: 'Reload the user' }).click();
+    await page.getByText(/^Reloaded: the form shows the user as the server has it/).waitFor();
+    const reloaded = await shown();
+    assert.equal(reloaded, await current());
+    await page.getByLabel('Name').fill('Grace Hopper');
+    await save('Save changes (PATCH)', /^Saved with PATCH/);
+    assert.equal(ifMatchOf((await exchangeText(page, 'PATCH', path)).request), reloaded);
+    assert.equal((await apiRequest('GET', path)).json.name, 'Grace Hopper');
+  });
+
   await close();
 });

@@ -1,22 +1,25 @@
 // Does the document the service serves work in the tools people feed it to? Each check below
-// takes GET /openapi.json from a running binary (the document as served, not the file) and hands
-// it to a tool independent of this repository:
+// takes GET /openapi.json from a running binary (the document as served, which is the file byte for
+// byte, over HTTP and over HTTPS) and hands it to a tool independent of this repository. The
+// document's server URL is relative ("/"), so each tool is given the server's URL explicitly, the
+// way its own documentation says:
 //
 // - A typed client. openapi-typescript generates TypeScript types from the document, and
-//   typed-client.ts uses them with openapi-fetch: create, read, 304, If-Match (412, then 200),
-//   merge-patch, 409, 400 with fields, 403 and delete. tsc --strict must accept the program, and
-//   the program must get every status it expects from the real server.
+//   typed-client.ts uses them with openapi-fetch (createClient's baseUrl): create, read, 304,
+//   If-Match (412, then 200), a PUT answered without an ETag and the read for it, merge-patch,
+//   409, 400 with fields, 403 and delete. tsc --strict must accept the program, and the program
+//   must get every status it expects from the real server, over HTTP and over HTTPS.
 // - The names a generator exports. Exported at the top level, no schema may take the name of a
 //   JavaScript global (Error, Response, URL...): a program that imports it would hide the global.
 // - Postman. openapi-to-postmanv2 converts the document into a collection whose requests carry the
-//   document's examples, and newman runs it against a fresh server started with -sample-data:
-//   every request must get its operation's success status, and the collection as imported must
-//   point at an address Postman can send to: https:// when the server serving the document was
-//   started with -tls-cert.
+//   document's examples and whose baseUrl variable is the document's relative server URL; newman
+//   runs it with baseUrl set to a fresh server started with -sample-data and -tls-cert (as a
+//   Postman user sets the variable in an environment): every request must get its operation's
+//   success status.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -51,26 +54,44 @@ const TSCONFIG = {
   files: ['typed-client.ts'],
 };
 
-let service; // one server for the two typed-client checks; the Postman run gets a fresh one
-let document; // its GET /openapi.json
+const FILE = new URL('../web/openapi.json', import.meta.url);
+const TLS = () => ['-tls-cert', requireEnv('TLS_CERT'), '-tls-key', requireEnv('TLS_KEY')];
+
+let service; // one server over HTTP and one over HTTPS for the typed client; the Postman run gets a fresh one
+let secure;
+let document; // GET /openapi.json of the first
 let work; // a temporary folder for generated files
 
 before(async () => {
   service = await startService();
+  secure = await startService(TLS());
+  assert.match(secure.url, /^https:\/\//, 'the start-up log does not name an https URL');
   document = await servedDocument(service);
   work = await mkdtemp(join(tmpdir(), 'users-clients-'));
 });
 
 after(async () => {
   await service?.stop();
+  await secure?.stop();
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-async function servedDocument(server) {
+// servedBytes is GET /openapi.json of a server, as it came (fetched over HTTPS from a -tls-cert one).
+async function servedBytes(server) {
   const response = await fetch(`${server.url}/openapi.json`);
   assert.equal(response.status, 200, 'GET /openapi.json');
-  return response.json();
+  return Buffer.from(await response.arrayBuffer());
 }
+
+const servedDocument = async (server) => JSON.parse(await servedBytes(server));
+
+test('/openapi.json is the file byte for byte, over HTTP and HTTPS, and its server URL is relative', async () => {
+  const file = await readFile(FILE);
+  for (const server of [service, secure]) {
+    assert.ok((await servedBytes(server)).equals(file), `${server.url}/openapi.json is not web/openapi.json as it is`);
+  }
+  assert.deepEqual(document.servers.map((s) => s.url), ['/'], 'one server, relative: the one that serves the document');
+});
 
 // run runs a program to its end (60 s at most) and gives its exit status and all it printed.
 function run(command, args, { env = process.env } = {}) {
@@ -84,7 +105,7 @@ function run(command, args, { env = process.env } = {}) {
   });
 }
 
-test('a typed client generated from the document: tsc --strict accepts it, and it gets every status it expects', async (t) => {
+test('a typed client generated from the document: tsc --strict accepts it, and it gets every status it expects, over HTTP and HTTPS', async (t) => {
   const dir = join(work, 'client');
   await mkdir(dir);
   // The types, as `npx openapi-typescript http://HOST/openapi.json -o api.ts` would write them.
@@ -99,11 +120,13 @@ test('a typed client generated from the document: tsc --strict accepts it, and i
   const build = await run(process.execPath, [TSC, '--project', dir]);
   assert.equal(build.code, 0, `tsc could not compile the client:\n${build.output}`);
 
-  const client = await run(process.execPath, [join(dir, 'out', 'typed-client.js')], {
-    env: { ...process.env, BASE_URL: service.url, WRITE_TOKEN, READ_TOKEN },
-  });
-  assert.equal(client.code, 0, `the typed client stopped:\n${client.output}`);
-  t.diagnostic(`the typed client got:\n${client.output.trimEnd()}`);
+  for (const server of [service, secure]) { // each its own sample users: the program runs once on each
+    const client = await run(process.execPath, [join(dir, 'out', 'typed-client.js')], {
+      env: { ...process.env, BASE_URL: server.url, WRITE_TOKEN, READ_TOKEN }, // NODE_EXTRA_CA_CERTS: run.sh's certificate
+    });
+    assert.equal(client.code, 0, `the typed client stopped, at ${server.url}:\n${client.output}`);
+    t.diagnostic(`the typed client got, at ${server.url}:\n${client.output.trimEnd()}`);
+  }
 });
 
 // exportedNames generates the types with every schema also exported at the top level under its
@@ -147,38 +170,22 @@ async function postmanCollection(openapi) {
   return converted.output[0].data;
 }
 
-// importedBaseUrl is where a collection sends as imported. The converter makes the document's
-// server URL the collection variable baseUrl, with each of its server variables (scheme, host) a
-// variable of its own.
-function importedBaseUrl(collection) {
-  const variables = Object.fromEntries(collection.variable.map((v) => [v.key, v.value]));
-  const baseUrl = String(variables.baseUrl).replace(/\{\{(\w+)\}\}/g, (whole, name) => variables[name] ?? whole);
-  assert.match(baseUrl, /^https?:\/\/[^{]+$/, `baseUrl is ${JSON.stringify(variables.baseUrl)}: Postman cannot send to that`);
-  return baseUrl;
-}
-
-test('Postman: the document served over HTTPS, as imported, sends to https://localhost:8080', async (t) => {
-  const secure = await startService(['-tls-cert', requireEnv('TLS_CERT'), '-tls-key', requireEnv('TLS_KEY')]);
-  t.after(() => secure.stop());
-  assert.match(secure.url, /^https:\/\//, 'the start-up log does not name an https URL');
-  const collection = await postmanCollection(await servedDocument(secure)); // fetched over HTTPS
-  assert.equal(importedBaseUrl(collection), 'https://localhost:8080', 'not the scheme the server serves');
-});
-
 // successStatus is the status an operation answers when all goes well: the lowest 2xx it lists.
 function successStatus(operation) {
   return Math.min(...Object.keys(operation.responses).filter((status) => /^2\d\d$/.test(status)).map(Number));
 }
 
-test('Postman: the collection converted from the document, with its examples, run by newman on a fresh server', async (t) => {
-  const fresh = await startService(); // -sample-data: the users the examples aim at
+test('Postman: the collection converted from the document, with its examples, run by newman on a fresh HTTPS server', async (t) => {
+  const fresh = await startService(TLS()); // -sample-data: the users the examples aim at
   t.after(() => fresh.stop());
-  const served = await servedDocument(fresh);
+  const served = await servedDocument(fresh); // fetched over HTTPS
 
   const collection = await postmanCollection(served);
 
-  await t.test('as imported, the collection sends to http://localhost:8080', () => {
-    assert.equal(importedBaseUrl(collection), 'http://localhost:8080', 'not where `go run .` listens');
+  await t.test('as imported, the collection\'s baseUrl is the document\'s relative server URL, to be set to the server', () => {
+    assert.deepEqual(collection.variable.map((v) => [v.key, v.value]), [['baseUrl', '/']]);
+    const first = collection.item.flatMap(function leaves(i) { return i.item ? i.item.flatMap(leaves) : [i]; })[0];
+    assert.deepEqual(first.request.url.host, ['{{baseUrl}}'], 'each request starts with {{baseUrl}}');
   });
 
   await t.test('every request gets its operation\'s success status', async () => {
@@ -188,7 +195,9 @@ test('Postman: the collection converted from the document, with its examples, ru
     assert.ok(token, `the bearer token is not a variable: ${JSON.stringify(collection.auth)}`);
 
     // Variables given to the run (its environment) take precedence over the collection's own:
-    // baseUrl points the whole collection at the server under test, as a user would set it.
+    // baseUrl points the whole collection at the server under test, as a Postman user sets it in an
+    // environment (newman --env-var baseUrl=https://...). The server's certificate is run.sh's,
+    // which Node.js trusts through NODE_EXTRA_CA_CERTS.
     const summary = await promisify(newman.run)({
       collection,
       envVar: [{ key: 'baseUrl', value: fresh.url }, { key: token[1], value: WRITE_TOKEN }],

@@ -21,7 +21,9 @@ function setting(name: string): string {
   return value;
 }
 
-const baseUrl = setting('BASE_URL'); // http://127.0.0.1:PORT of the server under test
+// The document's server URL is relative ("/"), so a client generated from it is given the server's
+// URL, as openapi-fetch's createClient takes it: baseUrl.
+const baseUrl = setting('BASE_URL'); // http:// or https://127.0.0.1:PORT of the server under test
 const writer = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${setting('WRITE_TOKEN')}` } });
 const reader = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${setting('READ_TOKEN')}` } });
 
@@ -54,8 +56,8 @@ const unchanged = await reader.GET('/api/users/{id}', { params: { path: { id }, 
 expect('read with If-None-Match', unchanged.response, 304);
 
 // Replace with an If-Match that is not the user's ETag: 412, nothing changes. Then with the ETag
-// just read: 200, and a new ETag.
-const replacement = { name: 'Dorothy Johnson Vaughan', email: 'dorothy@example.com' };
+// just read: 200, the user as stored, and where it is stored (Content-Location).
+const replacement = { name: '  Dorothy Johnson Vaughan ', email: 'dorothy@example.com' };
 const stale = await writer.PUT('/api/users/{id}', {
   params: { path: { id }, header: { 'If-Match': '"0000000000000000"' } },
   body: replacement,
@@ -63,9 +65,20 @@ const stale = await writer.PUT('/api/users/{id}', {
 expect('replace with a stale If-Match', stale.response, 412);
 const replaced = await writer.PUT('/api/users/{id}', { params: { path: { id }, header: { 'If-Match': etag } }, body: replacement });
 expect('replace with the current If-Match', replaced.response, 200);
-check('replace', replaced.data?.name === replacement.name, 'the name was not replaced');
-const newEtag = replaced.response.headers.get('ETag');
-if (!newEtag) throw new Error('replace: no ETag');
+check('replace', replaced.data?.name === 'Dorothy Johnson Vaughan', `the name was not stored trimmed: ${JSON.stringify(replaced.data)}`);
+check('replace', replaced.response.headers.get('Content-Location') === `/api/users/${id}`, 'Content-Location is not the user');
+
+// A PUT answer carries no ETag (RFC 9110 §9.3.4): what the server stores, trimmed and with the id,
+// is not the body sent. So the client reads the user for the ETag its next change sends; the one
+// it had before the PUT is stale now.
+check('replace', !replaced.response.headers.has('ETag'), 'a PUT answer carries an ETag');
+const reread = await reader.GET('/api/users/{id}', { params: { path: { id } } });
+expect('read after the replace, for its ETag', reread.response, 200);
+const newEtag = reread.response.headers.get('ETag');
+if (!newEtag) throw new Error('read after the replace: no ETag');
+check('read after the replace', newEtag !== etag, 'the ETag did not change with the user');
+const old = await writer.PUT('/api/users/{id}', { params: { path: { id }, header: { 'If-Match': etag } }, body: replacement });
+expect('replace again with the ETag read before the replace', old.response, 412);
 
 // Change one field with a JSON Merge Patch: the other fields are kept.
 const patched = await writer.PATCH('/api/users/{id}', {
@@ -76,6 +89,16 @@ const patched = await writer.PATCH('/api/users/{id}', {
 expect('merge-patch the name', patched.response, 200);
 check('merge-patch', patched.data?.name === 'Dorothy Vaughan' && patched.data.email === 'dorothy@example.com',
   `the patch changed more or less than the name: ${JSON.stringify(patched.data)}`);
+
+// A PATCH answer does carry the stored user's ETag: the next change can send it without reading.
+const patchedEtag = patched.response.headers.get('ETag');
+if (!patchedEtag) throw new Error('merge-patch: no ETag');
+const again = await writer.PATCH('/api/users/{id}', {
+  params: { path: { id }, header: { 'If-Match': patchedEtag } },
+  headers: { 'Content-Type': 'application/merge-patch+json' },
+  body: { email: 'dorothy.vaughan@example.com' },
+});
+expect('merge-patch again with the ETag of the last answer', again.response, 200);
 
 // Create with an e-mail that a sample user has: 409.
 const taken = await writer.POST('/api/users', { body: { name: 'Another Ada', email: 'ada@example.com' } });

@@ -31,8 +31,9 @@ const reason = (status, text) => text || REASONS[status] || '';
 // Sending requests, and showing each one as it crossed the wire
 
 // send makes one request and logs the exchange. body is an object to send as JSON. A quiet
-// exchange (the list read again after a change) is logged closed, so the change stays in view.
-async function send(method, path, { body, contentType = 'application/json', headers = [], quiet = false } = {}) {
+// exchange (the list read again after a change) is logged closed, so the change stays in view;
+// why, when given, says in the log why the page sent a request that no button names.
+async function send(method, path, { body, contentType = 'application/json', headers = [], quiet = false, why = '' } = {}) {
   const requestHeaders = [];
   if (state.token) requestHeaders.push(['Authorization', 'Bearer ' + state.token]);
   requestHeaders.push(['Accept', 'application/json']);
@@ -44,7 +45,7 @@ async function send(method, path, { body, contentType = 'application/json', head
   }
   requestHeaders.push(...headers);
 
-  const entry = logRequest(method, path, requestHeaders, payload, quiet);
+  const entry = logRequest(method, path, requestHeaders, payload, quiet, why);
   const started = performance.now();
   try {
     // no-store: the browser's cache must not answer for the server, nor add its own
@@ -148,7 +149,7 @@ function wirePre(id, kind, ...content) {
     el('pre', { role: 'region', tabindex: '0', 'aria-labelledby': `${id}-${kind} ${id}-number` }, ...content));
 }
 
-function logRequest(method, path, headers, payload, quiet) {
+function logRequest(method, path, headers, payload, quiet, why) {
   $('log-empty').hidden = true;
   const id = `exchange-${++exchangeCount}`;
   const request = wirePre(id, 'request',
@@ -165,7 +166,7 @@ function logRequest(method, path, headers, payload, quiet) {
         el('span', { class: 'target', text: path }),
         status,
         el('span', { class: 'meta' }, el('span', { id: `${id}-number`, text: `#${exchangeCount}` }), timing)),
-      el('div', { class: 'wire' }, request, response)));
+      el('div', { class: 'wire' }, why ? el('p', { class: 'why help', text: why }) : null, request, response)));
   log.prepend(item);
   while (log.children.length > MAX_EXCHANGES) log.lastElementChild.remove();
   return { item, status, timing, responsePre: response.querySelector('pre') };
@@ -613,6 +614,20 @@ function ifMatch() {
   return $('use-if-match').checked && state.editing.etag ? [['If-Match', state.editing.etag]] : [];
 }
 
+// missingETag keeps a change from going out without If-Match when the page holds no ETag for the
+// user (reading it after a PUT failed): it says so, offers to read the user, and returns true.
+function missingETag() {
+  if (!state.editing || state.editing.etag || !$('use-if-match').checked) return false;
+  showAlert($('form-alert'), {}, {
+    warn: true,
+    title: 'Not sent: the page holds no ETag for this user',
+    hint: 'Without one, the change could overwrite someone else\'s. Reload the user, then make the change again.',
+    actions: [linkButton('Reload the user', () => reloadUser({ focusName: true }))],
+  });
+  $('form-alert').focus();
+  return true;
+}
+
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   if (busy) return; // Enter in a field submits too
@@ -622,6 +637,7 @@ form.addEventListener('submit', async (event) => {
   const name = nameInput.value;
   const email = emailInput.value;
   const editing = state.editing;
+  if (missingETag()) return;
   setBusy(true);
   try {
     if (!editing) {
@@ -666,9 +682,45 @@ async function update(editing, method, body, contentType) {
     showWriteError(result);
     return;
   }
-  showUser(result.json, result.headers.get('ETag'));
-  notice(`Saved with ${method}. The answer carries the new ETag, so the next change can send If-Match without reading first.`);
+  const etag = result.headers.get('ETag');
+  if (etag) { // PATCH: the answer names the stored user's ETag
+    showUser(result.json, etag);
+    notice(`Saved with ${method}. The answer carries the new ETag, so the next change can send If-Match without reading first.`);
+  } else {
+    await readAfterPut(editing.id, result.json);
+  }
   await reloadList();
+}
+
+// readAfterPut reads the user again after a PUT, for its ETag. A PUT answer carries none (RFC 9110
+// §9.3.4: a validator may come with it only when the body was stored as it was sent, and the server
+// trims it and adds the id), and the next save must send If-Match with the ETag of what the form
+// shows: never an older one, never none. So the form shows the user as this read gives it.
+async function readAfterPut(id, saved) {
+  const read = await send('GET', `/api/users/${id}`, {
+    why: 'Sent by the page after the PUT: a PUT answer carries no ETag (RFC 9110 §9.3.4), so it reads the user for the ETag its next change sends in If-Match.',
+  });
+  const etag = read.headers.get('ETag');
+  if (read.status === 200 && read.json && etag) {
+    showUser(read.json, etag);
+    if (read.json.name === saved.name && read.json.email === saved.email) {
+      notice('Saved with PUT. Its answer carries no ETag (the server stored the body trimmed, with the id added), so the page read the user again: the next change sends that ETag in If-Match.');
+    } else {
+      notice('Saved with PUT, but someone changed the user right after: the form shows their version now, read again with its ETag.', 'info');
+    }
+    return;
+  }
+  if (read.status === 404) {
+    showWriteError(read);
+    return;
+  }
+  showUser(saved, ''); // saved, but with no ETag: the next change waits for one (missingETag)
+  showAlert($('form-alert'), read, {
+    title: 'Saved with PUT, but the user could not be read again for its ETag',
+    hint: 'A PUT answer carries no ETag. Reload the user before the next change, so that it can send If-Match.',
+    actions: [linkButton('Reload the user', () => reloadUser({ focusName: true }))],
+  });
+  $('form-alert').focus();
 }
 
 function showWriteError(result) {
@@ -723,7 +775,8 @@ async function reloadUser({ focusName = false } = {}) {
   }
   if (result.status === 200 && result.json) {
     showUser(result.json, result.headers.get('ETag'));
-    notice('Reloaded: the user had changed, and the form now shows it, with its new ETag.', 'info');
+    notice(editing.etag ? 'Reloaded: the user had changed, and the form now shows it, with its new ETag.'
+      : 'Reloaded: the form shows the user as the server has it, with its ETag for the next change.', 'info');
     if (focusName) nameInput.focus();
     await reloadList();
     return;
@@ -772,6 +825,10 @@ $('confirm-yes').addEventListener('click', async () => {
   beginAction();
   notice('');
   clearFieldErrors();
+  if (missingETag()) {
+    $('confirm-delete').hidden = true;
+    return;
+  }
   setBusy(true);
   const result = await send('DELETE', `/api/users/${editing.id}`, { headers: ifMatch() });
   setBusy(false);

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Everything that knows what a user is lives in this file: its fields, the body a client sends
+// and the rules of each field, the field no two users may share, and the keys the list sorts and
+// searches by. A copy that serves another resource starts here (README, "Make it yours").
+
+// user is a user as clients see it, in the field order of every answer and of the data file.
+type user struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// userBody is the body of a POST, PUT or PATCH as the client sent it, decoded by decodeJSON
+// (body.go). ID is a json.RawMessage, not a pointer, so that null is told from an absent id, and
+// 7 from 7.0.
+type userBody struct {
+	ID    json.RawMessage `json:"id"`
+	Name  member          `json:"name"`
+	Email member          `json:"email"`
+}
+
+// A member is a string member of a body: left out, null, or a string. A PATCH tells null, which
+// asks to remove the field (RFC 7396 §2), from left out, which keeps it; a *string could not.
+type member struct {
+	given bool    // the member is in the body, null included
+	value *string // nil for null
+}
+
+// UnmarshalJSON reads the member's value: null or a string. encoding/json calls it for null too,
+// and names the member in the error of any other value.
+func (m *member) UnmarshalJSON(data []byte) error {
+	m.given = true
+	return json.Unmarshal(data, &m.value)
+}
+
+// userFields are the fields a write sets, checked and trimmed: nil where a PATCH leaves the
+// stored value as it is.
+type userFields struct {
+	name, email *string
+}
+
+// applyTo returns u with the fields set.
+func (f userFields) applyTo(u user) user {
+	if f.name != nil {
+		u.Name = *f.name
+	}
+	if f.email != nil {
+		u.Email = *f.email
+	}
+	return u
+}
+
+// newUser applies the rules of a POST body: both fields, and no id, which is the server's to give.
+func (b userBody) newUser() (userFields, error) {
+	if b.ID != nil {
+		return userFields{}, badRequest("id is assigned by the server: leave it out of the body")
+	}
+	return b.wholeUser()
+}
+
+// replacement applies the rules of a PUT body: both fields, since PUT replaces the whole user,
+// and an id only if it is the path's.
+func (b userBody) replacement(id int64) (userFields, error) {
+	if err := b.idIsThePaths(id); err != nil {
+		return userFields{}, err
+	}
+	return b.wholeUser()
+}
+
+// wholeUser applies the field rules to a body that gives the whole user: both fields are
+// required (null counts as left out), and every field that fails is reported at once, name
+// first, so that a form can show them all.
+func (b userBody) wholeUser() (userFields, error) {
+	name, nameProblem := b.Name.required("name", checkName)
+	email, emailProblem := b.Email.required("email", checkEmail)
+	if err := fieldsError(fieldProblem{"name", nameProblem}, fieldProblem{"email", emailProblem}); err != nil {
+		return userFields{}, err
+	}
+	return userFields{name: &name, email: &email}, nil
+}
+
+// patch applies the rules of a PATCH body, a JSON Merge Patch (RFC 7396): the fields it names, at
+// least one, and an id only if it is the path's.
+func (b userBody) patch(id int64) (userFields, error) {
+	if err := b.idIsThePaths(id); err != nil {
+		return userFields{}, err
+	}
+	if !b.Name.given && !b.Email.given {
+		return userFields{}, badRequest("the patch changes nothing: give name, email or both")
+	}
+	name, nameProblem := b.Name.optional("name", checkName)
+	email, emailProblem := b.Email.optional("email", checkEmail)
+	if err := fieldsError(fieldProblem{"name", nameProblem}, fieldProblem{"email", emailProblem}); err != nil {
+		return userFields{}, err
+	}
+	return userFields{name: name, email: email}, nil
+}
+
+// required checks a member that must be given: its value as check returns it, or its problem.
+func (m member) required(field string, check func(string) (string, string)) (string, string) {
+	if m.value == nil {
+		return "", field + " is required"
+	}
+	return check(*m.value)
+}
+
+// optional checks a member that a PATCH may leave out: nil when it does. null would remove the
+// field, which every field of a user refuses: all are required.
+func (m member) optional(field string, check func(string) (string, string)) (*string, string) {
+	switch {
+	case !m.given:
+		return nil, ""
+	case m.value == nil:
+		return nil, field + " is required and cannot be null"
+	}
+	value, problem := check(*m.value)
+	return &value, problem
+}
+
+// idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON
+// integer: clients often send back what they read, and that is how they read it.
+func (b userBody) idIsThePaths(id int64) error {
+	if b.ID != nil && string(b.ID) != strconv.FormatInt(id, 10) {
+		return badRequest(fmt.Sprintf("id in the body must be the id of the path, written as the integer %d, or left out", id))
+	}
+	return nil
+}
+
+// checkName returns a name trimmed of white space, and what is wrong with it ("" when nothing is):
+// 1 to 100 characters, none of them a control character (Unicode category Cc).
+func checkName(name string) (trimmed, problem string) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return name, "name must not be empty"
+	case utf8.RuneCountInString(name) > 100:
+		return name, "name must be at most 100 characters"
+	case strings.ContainsFunc(name, unicode.IsControl): // unicode.IsControl is category Cc
+		return name, "name must not contain control characters"
+	}
+	return name, ""
+}
+
+// checkEmail returns an e-mail trimmed of white space, and what is wrong with it ("" when nothing
+// is): a bare address (RFC 5322 addr-spec) that net/mail gives back unchanged, so no display name,
+// angle brackets or comments, and no domain in brackets, which Go 1.22 and 1.26 read differently.
+func checkEmail(email string) (trimmed, problem string) {
+	email = strings.TrimSpace(email)
+	switch {
+	case email == "":
+		return email, "email must not be empty"
+	case len(email) > 254: // the longest address SMTP can carry (RFC 5321 §4.5.3.1)
+		return email, "email must be at most 254 bytes"
+	}
+	address, err := mail.ParseAddress(email)
+	domain := email[strings.LastIndexByte(email, '@')+1:]
+	if err != nil || address.Name != "" || address.Address != email || strings.HasPrefix(domain, "[") {
+		return email, "email must be a plain address such as ann@example.com"
+	}
+	return email, ""
+}
+
+// The unique field. No two users may have the same e-mail, compared lower-cased: the store keeps
+// an index of these keys (store.go), and a write that would repeat one fails with errEmailTaken.
+// A resource without a unique field drops uniqueKey, errEmailTaken and the store's index.
+
+// uniqueKey is what no other user may share with u: its e-mail, lower-cased.
+func (u user) uniqueKey() string { return strings.ToLower(u.Email) }
+
+// errEmailTaken is the store's answer to a write that would give two users one e-mail: 409.
+var errEmailTaken = errors.New("another user already has this email")
+
+// The list's keys (list.go): what ?sort= sorts by and what ?q= and ?email= look in.
+
+// sortKeys are the fields the list sorts by besides id, each compared lower-cased.
+var sortKeys = map[string]func(user) string{
+	"name":  func(u user) string { return u.Name },
+	"email": func(u user) string { return u.Email },
+}
+
+// contains reports whether ?q= finds u: its name or e-mail contains text, compared lower-cased.
+func (u user) contains(text string) bool {
+	text = strings.ToLower(text)
+	return strings.Contains(strings.ToLower(u.Name), text) || strings.Contains(strings.ToLower(u.Email), text)
+}
+
+// hasEmail reports whether ?email= finds u: its e-mail is this one, compared lower-cased.
+func (u user) hasEmail(email string) bool { return strings.ToLower(u.Email) == strings.ToLower(email) }
