@@ -3,12 +3,11 @@
 # that binary and an empty /data folder, so the image has no shell, no package manager and nothing
 # else to patch. README.md, "Run it in a container", shows how to run it.
 
-# The Go image that builds the binary, a build argument so it can be replaced:
-# docker build --build-arg GO_IMAGE=golang:1.26-bookworm -t users .
-# go.mod names the oldest Go that builds the service; any newer one does too.
-ARG GO_IMAGE=golang:1.26
-
-FROM ${GO_IMAGE} AS build
+# The official Go image builds the binary, named in full with its registry: Podman as Debian
+# configures it has no registry to search for a short name such as golang:1.26, and refuses it at
+# once; Docker takes the full name as it takes the short one. go.mod names the oldest Go that
+# builds the service; any newer one does too.
+FROM docker.io/library/golang:1.26 AS build
 # No cgo, so the binary needs no C library and runs in an empty image. GOTOOLCHAIN=local builds
 # with the image's own Go and never downloads another one.
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local

@@ -66,6 +66,20 @@ func parseTokens(value string) (tokens, error) {
 	return t, nil
 }
 
+// generatedTokens are the tokens the server makes when USERS_TOKENS is not set, to be shown once.
+type generatedTokens struct{ write, read string }
+
+// loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits and returns them too.
+func loadTokens(value string) (tokens, *generatedTokens, error) {
+	if strings.TrimSpace(value) != "" {
+		t, err := parseTokens(value)
+		return t, nil, err
+	}
+	generated := &generatedTokens{write: randomHex(16), read: randomHex(16)}
+	t, err := parseTokens(generated.write + ":write," + generated.read + ":read")
+	return t, generated, err
+}
+
 // isBearerToken reports whether s is an RFC 6750 b64token: 1*( ALPHA / DIGIT / "-._~+/" ) *"="
 func isBearerToken(s string) bool {
 	body := strings.TrimRight(s, "=")

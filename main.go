@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -78,7 +77,13 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 		return err
 	}
 	served := make(chan error, 1)
-	go func() { served <- serve(server, listener) }() // serve closes the listener when it returns
+	go func() { // Serve and ServeTLS close the listener when they return
+		if server.TLSConfig != nil {
+			served <- server.ServeTLS(listener, "", "") // the certificate is in TLSConfig (tls.go)
+		} else {
+			served <- server.Serve(listener)
+		}
+	}()
 
 	baseURL := serverURL(cfg.scheme(), listener.Addr())
 	if cfg.generated != nil {
@@ -104,6 +109,34 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	logger.Info("stopped")
 	return nil
 }
+
+// serverURL is where a client on this machine reaches the server: the address it bound, with
+// localhost for one that binds every interface (-addr :8080).
+func serverURL(scheme string, addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// curlCommand is the token notice's curl line, which works as pasted, over HTTPS too (curlTrust).
+func curlCommand(cfg *config, baseURL, token string) string {
+	return fmt.Sprintf("curl %s-H 'Authorization: Bearer %s' %s/api/users", curlTrust(cfg), token, baseURL)
+}
+
+// isLoopback reports whether the server listens on loopback only (127.0.0.0/8 or ::1; -addr
+// localhost binds one of them), where no other machine can read what clients send.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// clearTextWarning is logged once at start by a server without TLS on an address other machines
+// can reach.
+const clearTextWarning = "plain HTTP on an address that is not loopback: bearer tokens travel in clear text, " +
+	"readable by anyone on the path (RFC 6750 §5.3 requires TLS); serve HTTPS with -tls-cert FILE -tls-key FILE, " +
+	"or listen on loopback behind a proxy that terminates TLS"
 
 // newHTTPServer is the http.Server of a handler, with its time-outs: a zero http.Server has none,
 // and a slow or stalled client would hold a connection forever (README, "What it withstands").
@@ -236,20 +269,6 @@ func isListenAddress(addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
 	n, convErr := strconv.Atoi(port)
 	return err == nil && convErr == nil && n >= 0 && n <= 65535
-}
-
-// generatedTokens are the tokens the server makes when USERS_TOKENS is not set, to be shown once.
-type generatedTokens struct{ write, read string }
-
-// loadTokens reads USERS_TOKENS, or without it makes two tokens of 128 bits and returns them too.
-func loadTokens(value string) (tokens, *generatedTokens, error) {
-	if strings.TrimSpace(value) != "" {
-		t, err := parseTokens(value)
-		return t, nil, err
-	}
-	generated := &generatedTokens{write: randomHex(16), read: randomHex(16)}
-	t, err := parseTokens(generated.write + ":write," + generated.read + ":read")
-	return t, generated, err
 }
 
 // printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 )
@@ -35,52 +33,23 @@ func loadTLSConfig(certFile, keyFile string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// serve serves HTTPS when the server has a TLS configuration, and plain HTTP otherwise.
-func serve(server *http.Server, listener net.Listener) error {
-	if server.TLSConfig != nil {
-		return server.ServeTLS(listener, "", "") // the certificate is in TLSConfig
-	}
-	return server.Serve(listener)
-}
-
-// serverURL is where a client on this machine reaches the server: the address it bound, with
-// localhost for one that binds every interface (-addr :8080).
-func serverURL(scheme string, addr net.Addr) string {
-	host, port, _ := net.SplitHostPort(addr.String())
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "localhost"
-	}
-	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// curlCommand is the token notice's curl line, which works as pasted. No CA that curl knows vouches
-// for a self-signed certificate, so the line hands curl the certificate itself with --cacert, by
-// its absolute path (never -k, which would send the token to whoever answers: README, "HTTPS").
-func curlCommand(cfg *config, baseURL, token string) string {
-	trust := ""
-	if cfg.tls != nil && isSelfSigned(cfg.tls.Certificates[0]) {
-		if certFile, err := filepath.Abs(cfg.tlsCert); err == nil {
-			trust = "--cacert '" + strings.ReplaceAll(certFile, "'", `'\''`) + "' " // quoted for a POSIX shell
-		}
-	}
-	return fmt.Sprintf("curl %s-H 'Authorization: Bearer %s' %s/api/users", trust, token, baseURL)
-}
-
 // isSelfSigned reports whether a certificate names itself as its issuer.
 func isSelfSigned(pair tls.Certificate) bool {
 	leaf, err := x509.ParseCertificate(pair.Certificate[0])
 	return err == nil && bytes.Equal(leaf.RawIssuer, leaf.RawSubject)
 }
 
-// isLoopback reports whether the server listens on loopback only (127.0.0.0/8 or ::1; -addr
-// localhost binds one of them), where no other machine can read what clients send.
-func isLoopback(addr net.Addr) bool {
-	tcp, ok := addr.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
+// curlTrust is what the token notice's curl line needs to trust the server: for a self-signed
+// certificate, which no CA that curl knows vouches for, the certificate itself with --cacert, by
+// its absolute path and quoted for a POSIX shell; never -k, which would send the token to whoever
+// answers (docs/https.md). It is "" for plain HTTP and for a certificate a CA signed.
+func curlTrust(cfg *config) string {
+	if cfg.tls == nil || !isSelfSigned(cfg.tls.Certificates[0]) {
+		return ""
+	}
+	certFile, err := filepath.Abs(cfg.tlsCert)
+	if err != nil {
+		return ""
+	}
+	return "--cacert '" + strings.ReplaceAll(certFile, "'", `'\''`) + "' "
 }
-
-// clearTextWarning is logged once at start by a server without TLS on an address other machines
-// can reach.
-const clearTextWarning = "plain HTTP on an address that is not loopback: bearer tokens travel in clear text, " +
-	"readable by anyone on the path (RFC 6750 §5.3 requires TLS); serve HTTPS with -tls-cert FILE -tls-key FILE, " +
-	"or listen on loopback behind a proxy that terminates TLS"

@@ -7,6 +7,9 @@
 // A server on a certificate of its own, such as a self-signed one, is checked with that
 // certificate to trust, as curl's --cacert: -url https://localhost:8443 -cacert cert.pem.
 //
+// It checks this API's users (/api/users) only, not any resource: a server of another resource
+// needs rules of its own.
+//
 // It creates users of its own, with a tag unique to the run, and deletes them at the end (unless
 // -keep asks to leave them, so that a failure's curl line can be sent again); it never changes data
 // it did not create, and its rules read only its own users, so several runs may share a server. Exit status: 0 when no rule failed, 1 when one did, 2 when the
@@ -133,10 +136,13 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	flags.BoolVar(&opts.keep, "keep", false, "leave the users the run created in place at its end, so that a failure's curl line can be sent\n"+
 		"again afterwards (the report names the run's tag, which their e-mails hold)")
 	if err := flags.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: conformance -url URL [flags]\n\nChecks a server against the rules of the users API (docs/api.md).\n"+
+		fmt.Fprintf(stdout, "users conformance kit %s\n\nUsage: conformance -url URL [flags]\n\n"+
+			"Checks a server against the rules of the users API (docs/api.md). It checks this API's users,\n"+
+			"/api/users and /api/users/{id}, and nothing else: a server of another resource (books, say)\n"+
+			"needs rules of its own, not this kit.\n\n"+
 			"Tokens come from the environment: USERS_WRITE_TOKEN (read and write) and USERS_READ_TOKEN\n"+
 			"(read only; without it the rules of roles are skipped). A server on https whose certificate the\n"+
-			"system does not trust, such as a self-signed one, is checked with -cacert and that certificate.\n\nFlags:\n")
+			"system does not trust, such as a self-signed one, is checked with -cacert and that certificate.\n\nFlags:\n", kit.Version)
 		flags.SetOutput(stdout)
 		flags.PrintDefaults()
 		return opts, err

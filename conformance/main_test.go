@@ -122,6 +122,18 @@ func TestExitStatusSaysHowTheRunWent(t *testing.T) {
 	}
 }
 
+// -h says, after the kit's version, that the kit checks this API's users and nothing else.
+func TestUsageSaysTheKitChecksTheUsersOnly(t *testing.T) {
+	status, stdout, stderr := command(t, nil, "-h")
+	if status != 0 || stderr != "" {
+		t.Errorf("exit status %d, stderr %q", status, stderr)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if first != "users conformance kit "+kit.Version || !strings.Contains(stdout, "It checks this API's users,\n/api/users and /api/users/{id}, and nothing else") {
+		t.Errorf("the usage does not begin with the version, or does not say the kit checks the users only:\n%s", stdout)
+	}
+}
+
 func TestReportForAPerson(t *testing.T) {
 	url, _ := listOnly(t)
 	_, stdout, _ := command(t, map[string]string{"USERS_WRITE_TOKEN": token}, "-url", url, threeRules)

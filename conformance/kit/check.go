@@ -416,3 +416,9 @@ func statusIn(answers []*reply, statuses ...int) []*reply {
 	}
 	return in
 }
+
+// mentionsWord reports whether a message holds word with no letter, digit or _ on either side, so
+// that name is not found within a longer word such as username.
+func mentionsWord(message, word string) bool {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^A-Za-z0-9_])`).MatchString(message)
+}

@@ -2,10 +2,8 @@ package kit
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -122,14 +120,12 @@ func createRules() []Rule {
 		},
 		bodyRefused("create/empty-body-400", "An empty body, or one of white space only, is 400.",
 			func(c *Client) []string { return []string{"", " \r\n\t "} }),
-		bodyRefused("create/byte-order-mark-400", "A body that starts with a byte-order mark is 400 (RFC 8259 §8.1), and creates nothing.",
-			func(c *Client) []string { return []string{"\uFEFF" + c.validBody()} }),
 		bodyRefused("create/invalid-utf8-400", "A body that is not valid UTF-8 is 400, and creates nothing.",
 			func(c *Client) []string {
 				return []string{`{"name":"Kit ` + "\xff" + `","email":` + jsonString(c.email()) + `}`, c.validBody() + "\xc3"}
 			}),
-		bodyRefused("create/not-an-object-400", "A body that is null, an array, a string or a number is 400.",
-			func(c *Client) []string { return []string{`null`, `[` + c.validBody() + `]`, `"Kit Ann"`, `42`} }),
+		bodyRefused("create/not-an-object-400", "A body that is an array, a string or a number is 400, and creates nothing.",
+			func(c *Client) []string { return []string{`[` + c.validBody() + `]`, `"Kit Ann"`, `42`} }),
 		bodyRefused("create/trailing-data-400", "Anything after the object (a second object, text, a comma) is 400, and creates nothing.",
 			func(c *Client) []string {
 				return []string{c.validBody() + ` {}`, c.validBody() + `x`, c.validBody() + `,`}
@@ -138,17 +134,6 @@ func createRules() []Rule {
 			func(c *Client) []string {
 				return []string{`{"name":"Kit Ann","email":` + jsonString(c.email()) + `,"age":36}`}
 			}),
-		bodyRefused("create/member-names-exact", `Member names are matched exactly: "Name" or "EMAIL" is an unknown member, 400, and creates nothing.`,
-			func(c *Client) []string {
-				return []string{
-					`{"Name":"Kit Ann","email":` + jsonString(c.email()) + `}`,
-					`{"name":"Kit Ann","EMAIL":` + jsonString(c.email()) + `}`,
-				}
-			}),
-		bodyRefused("create/duplicate-member-400", "A member given twice is 400 (RFC 8259 §4), and creates nothing.",
-			func(c *Client) []string {
-				return []string{`{"name":"Kit Ann","name":"Kit Bob","email":` + jsonString(c.email()) + `}`}
-			}),
 		{
 			ID: "create/white-space-around-ok", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "White space before and after the object is fine: the user is created.",
@@ -156,31 +141,21 @@ func createRules() []Rule {
 				return c.write(http.MethodPost, collection, " \r\n\t"+c.validBody()+"\n\n \t").succeeded()
 			},
 		},
-		fieldRule("create/wrong-type-400", "A value of the wrong type (a number or an array for name, an object or true for email) is 400, with fields naming that field.",
-			func(c *Client) []fieldCase {
+		typeRule("create/wrong-type-400", "A value of the wrong type (a number or an array for name, an object or true for email) is 400, naming that field, "+
+			"in its message or in fields, and creates nothing.",
+			func(c *Client) []typeCase {
 				email := jsonString(c.email())
-				return []fieldCase{
-					{`{"name":5,"email":` + email + `}`, []string{"name"}},
-					{`{"name":["Kit Ann"],"email":` + email + `}`, []string{"name"}},
-					{`{"name":"Kit Ann","email":{"address":` + email + `}}`, []string{"email"}},
-					{`{"name":"Kit Ann","email":true}`, []string{"email"}},
+				return []typeCase{
+					{`{"name":5,"email":` + email + `}`, "name"},
+					{`{"name":["Kit Ann"],"email":` + email + `}`, "name"},
+					{`{"name":"Kit Ann","email":{"address":` + email + `}}`, "email"},
+					{`{"name":"Kit Ann","email":true}`, "email"},
 				}
 			}),
-		fieldRule("create/wrong-type-alone", `A value of the wrong type is reported on its own: {"name": 5, "email": "not an address"} names only name.`,
-			func(c *Client) []fieldCase {
-				return []fieldCase{{`{"name":5,"email":"not an address ` + c.group + `"}`, []string{"name"}}}
-			}),
-		fieldRule("create/first-problem-in-document-order", `The first problem in the body's order is the one reported: {"email":5,"name":6} and {"email":5,"age":1} are type errors of email, with fields naming only email.`,
-			func(c *Client) []fieldCase {
-				return []fieldCase{{`{"email":5,"name":6}`, []string{"email"}}, {`{"email":5,"age":1}`, []string{"email"}}}
-			}),
-		fieldRule("create/member-judged-as-read", `Each member is judged as soon as it is read, before the rest of the body: {"name":5, cut short, {"name":{"kit":1,"kit":2}}, and {"id":"7","name":5} are type errors of name, with fields naming it.`,
-			func(c *Client) []fieldCase {
-				return []fieldCase{
-					{`{"name":5, `, []string{"name"}},
-					{`{"name":{"kit":1,"kit":2},"email":` + jsonString(c.email()) + `}`, []string{"name"}},
-					{`{"id":"7","name":5,"email":` + jsonString(c.email()) + `}`, []string{"name"}},
-				}
+		typeRule("create/wrong-type-alone", `A value of the wrong type is reported on its own, before the field rules: {"name": 5, "email": "not an address"} is 400 naming name, `+
+			"with no fields member or one that names only name.",
+			func(c *Client) []typeCase {
+				return []typeCase{{`{"name":5,"email":"not an address ` + c.group + `"}`, "name"}}
 			}),
 		{
 			ID: "create/id-400", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
@@ -208,16 +183,16 @@ func createRules() []Rule {
 				name := jsonString("Kit " + c.group)
 				return []fieldCase{{`{"name":` + name + `}`, []string{"email"}}, {`{"name":` + name + `,"email":null}`, []string{"email"}}}
 			}),
-		fieldRule("create/name-not-blank", "A name that is empty or only white space, Unicode's included, is 400 with fields naming name.",
+		fieldRule("create/name-not-blank", "A name that is empty or only white space is 400 with fields naming name.",
 			func(c *Client) []fieldCase {
-				return []fieldCase{{userJSON("", c.email()), []string{"name"}}, {userJSON(" \t\u00a0\u3000", c.email()), []string{"name"}}}
+				return []fieldCase{{userJSON("", c.email()), []string{"name"}}, {userJSON(" \t \r\n", c.email()), []string{"name"}}}
 			}),
 		{
 			ID: "create/values-trimmed", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "White space around the name and the e-mail, Unicode's included, is trimmed, and the trimmed values are stored.",
+			Requirement: "White space around the name and the e-mail is trimmed, and the trimmed values are stored; white space inside a name stays.",
 			check: func(c *Client) error {
 				email := c.email()
-				x := c.write(http.MethodPost, collection, userJSON("\u00a0\u3000 Kit  Carol Day \t", " "+email+"\u2009\n"))
+				x := c.write(http.MethodPost, collection, userJSON("\t Kit  Carol Day \n", " "+email+"\r\n"))
 				u, err := x.decodeUser()
 				if err != nil {
 					return err
@@ -251,95 +226,29 @@ func createRules() []Rule {
 				}
 				return cases
 			}),
-		{
-			ID: "create/white-space-is-unicodes", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "The white space trimmed is Unicode's White_Space property: U+0085, U+1680, U+2028, U+205F and U+000B around a name are trimmed, while U+200B, U+180E and U+FEFF are not white space and stay.",
-			check: func(c *Client) error {
-				for _, tt := range []struct{ sent, stored string }{
-					{"\u0085\u1680 Kit Ann\u2028\u205f\u000b", "Kit Ann"},
-					{"\u200bKit Ann\ufeff", "\u200bKit Ann\ufeff"},
-					{"\u180eKit Ann", "\u180eKit Ann"},
-				} {
-					email := c.email()
-					x := c.write(http.MethodPost, collection, userJSON(tt.sent, email))
-					u, err := x.decodeUser()
-					if err := firstError(x.succeeded(), err); err != nil {
-						return err
-					}
-					if err := x.isUser(user{ID: u.ID, Name: tt.stored, Email: email}); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-		},
-		{
-			ID: "create/control-characters-are-cc", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A control character is one of general category Cc: a name holding U+0085, U+009F or U+001C is 400 with fields naming name, while one holding U+200B, U+2028 or U+FEFF is taken.",
-			check: func(c *Client) error {
-				for _, name := range []string{"Kit\u0085Ann", "Kit Ann\u009f", "\u001cKit Ann"} {
-					if err := c.write(http.MethodPost, collection, userJSON(name, c.email())).refused("name"); err != nil {
-						return err
-					}
-				}
-				return c.write(http.MethodPost, collection, userJSON("Kit\u200bAnn\u2028Lee\ufeff Day", c.email())).succeeded()
-			},
-		},
-		{
-			ID: "create/lone-surrogate-replaced", Tier: Reference, Source: "RFC 8259 §8.2; " + docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: `An escaped surrogate that is not half of a pair, \ud800 or \udc00 alone, is read as U+FFFD and stored so, while a pair is the character it encodes.`,
-			check: func(c *Client) error {
-				email := c.email()
-				x := c.write(http.MethodPost, collection, `{"name":"Kit \ud800 \udc00 \ud83d\ude00","email":`+jsonString(email)+`}`)
-				u, err := x.decodeUser()
-				if err := firstError(x.succeeded(), err); err != nil {
-					return err
-				}
-				want := user{ID: u.ID, Name: "Kit \ufffd \ufffd \U0001f600", Email: email}
-				return firstError(x.isUser(want), c.stored(x, want))
-			},
-		},
-		fieldRule("create/email-plain-address", "An e-mail that is not a bare address (no @, a display name, angle brackets, a domain in brackets, two addresses) is 400 with fields naming email.",
+		fieldRule("create/email-plain-address", "An e-mail that is not a bare address (no @, two @, a space inside, a display name, angle brackets, a domain in brackets, two addresses) is 400 with fields naming email.",
 			func(c *Client) []fieldCase {
 				name := "Kit " + c.group
 				var cases []fieldCase
-				for _, email := range []string{c.group + "-no-at", "Kit <" + c.email() + ">", "<" + c.email() + ">",
-					c.group + "@[192.0.2.1]", c.email() + ", " + c.email()} {
+				for _, email := range []string{c.group + "-no-at", c.group + "@kit@example.com", c.group + " kit@example.com",
+					"Kit <" + c.email() + ">", "<" + c.email() + ">", c.group + "@[192.0.2.1]", c.email() + ", " + c.email()} {
 					cases = append(cases, fieldCase{userJSON(name, email), []string{"email"}})
 				}
 				return cases
 			}),
 		{
-			ID: "create/email-dot-atom-taken", Tier: Reference, Source: "RFC 5322 §3.2.3, §3.4.1; RFC 6532 §3.2; " + docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "An e-mail that is a dot-atom, @ and a dot-atom, with the signs atext allows and non-ASCII characters, is taken and stored as sent: kit.O'Hara+news@Example.COM, !#$%&'*+/=?^_`{|}~-kit@example.com, kit@localhost, zoë-kit@müller.example.",
+			ID: "create/email-plus-and-dots-taken", Tier: Reference, Source: "RFC 5322 §3.4.1; " + docBodies, Doc: docBodies, Needs: OwnUsers,
+			Requirement: "An address with dots, an apostrophe, a plus sign and capitals, kit.O'Hara+news@Example.COM, is taken and stored as sent.",
 			check: func(c *Client) error {
-				for _, email := range []string{c.group + ".O'Hara+news@Example.COM", "!#$%&'*+/=?^_`{|}~-" + c.group + "@example.com",
-					c.group + "@localhost", "zoë-" + c.group + "@müller.example"} {
-					x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email))
-					u, err := x.decodeUser()
-					if err := firstError(x.succeeded(), err); err != nil {
-						return err
-					}
-					if err := x.isUser(user{ID: u.ID, Name: "Kit Ann", Email: email}); err != nil {
-						return err
-					}
+				email := c.group + ".O'Hara+news@Example.COM"
+				x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email))
+				u, err := x.decodeUser()
+				if err := firstError(x.succeeded(), err); err != nil {
+					return err
 				}
-				return nil
+				return x.isUser(user{ID: u.ID, Name: "Kit Ann", Email: email})
 			},
 		},
-		fieldRule("create/email-not-dot-atom-400", `An e-mail with a comment, a quoted local part, a dot at the start or end of a part or two together, white space or a control character inside, one of , ; : \ or a second @ is 400 with fields naming email.`,
-			func(c *Client) []fieldCase {
-				g := c.group
-				var cases []fieldCase
-				for _, email := range []string{g + "@example.com (Kit)", "(Kit)" + g + "@example.com", `"` + g + `"@example.com`, `"` + g + ` kit"@example.com`,
-					"." + g + "@example.com", g + ".@example.com", g + "..kit@example.com", g + "@example..com", g + "@example.com.",
-					g + " kit@example.com", g + "@ example.com", g + "\tkit@example.com", g + "\u007f@example.com",
-					g + ",kit@example.com", g + ";kit@example.com", g + ":kit@example.com", g + `\kit@example.com`, g + "@kit@example.com",
-					g + "@[IPv6:2001:db8::1]"} {
-					cases = append(cases, fieldCase{userJSON("Kit "+g, email), []string{"email"}})
-				}
-				return cases
-			}),
 		{
 			ID: "create/email-254-bytes", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "An e-mail may have up to 254 bytes, counted after trimming; 255 is 400 with fields naming email.",
@@ -376,19 +285,6 @@ func createRules() []Rule {
 				return []fieldCase{{`{"name":"","email":"not an address ` + c.group + `"}`, []string{"name", "email"}}}
 			}),
 		{
-			ID: "create/fields-name-first", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "The fields object lists the failing fields in the order of the rules, name first, whatever the order of the body.",
-			check: func(c *Client) error {
-				x := c.write(http.MethodPost, collection, `{"email":"not an address `+c.group+`","name":""}`)
-				var body struct{ Fields json.RawMessage }
-				json.Unmarshal(x.responseBody, &body)
-				if names, _ := memberNames(body.Fields); strings.Join(names, ",") != "name,email" {
-					return failf(x, `"fields": {"name": ..., "email": ...}, name first`, x.summary())
-				}
-				return nil
-			},
-		},
-		{
 			ID: "create/email-taken-409", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
 			Requirement: "A create with an e-mail another user has, compared case-insensitively and after trimming, is 409, and creates nothing.",
 			check: func(c *Client) error {
@@ -407,58 +303,12 @@ func createRules() []Rule {
 			},
 		},
 		{
-			ID: "create/email-taken-lower-cased-per-character", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "E-mails compare lower-cased a character at a time by Unicode's simple mapping: İZMIR-kit@EXAMPLE.COM is 409 once izmir-kit@example.com exists, while STRASSE-kit@example.com and straße-kit@example.com are two addresses.",
-			check: func(c *Client) error {
-				u, err := c.newUserWith("Kit Ann", "izmir-"+c.group+"@example.com")
-				if err != nil {
-					return err
-				}
-				x := c.write(http.MethodPost, collection, userJSON("Kit Bob", strings.ToUpper("İzmir-"+c.group+"@example.com")))
-				if err := firstError(x.statusIs(http.StatusConflict),
-					c.noneLike(x, func(other user) bool {
-						return other.ID != u.ID && strings.Contains(strings.ToLower(other.Email), "-"+c.group+"@")
-					})); err != nil {
-					return err
-				}
-				return every(func(x *reply) error { return x.succeeded() },
-					c.write(http.MethodPost, collection, userJSON("Kit Carol", "STRASSE-"+c.group+"@example.com")),
-					c.write(http.MethodPost, collection, userJSON("Kit Dan", "straße-"+c.group+"@example.com")))
-			},
-		},
-		{
 			ID: "create/media-type-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A POST whose Content-Type is missing, malformed or not application/json (text/plain, application/merge-patch+json) is 415, and creates nothing.",
+			Requirement: "A POST whose Content-Type is missing or not application/json (text/plain, application/merge-patch+json) is 415, and creates nothing.",
 			check: func(c *Client) error {
-				for _, contentType := range [][]string{nil, {"Content-Type", "text/plain"}, {"Content-Type", mediaTypeMerge}, {"Content-Type", "application/json;;"}} {
+				for _, contentType := range [][]string{nil, {"Content-Type", "text/plain"}, {"Content-Type", mediaTypeMerge}} {
 					email := c.email()
 					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email), header: contentType})
-					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-		},
-		{
-			ID: "create/media-type-parameters-taken", Tier: Reference, Source: "RFC 9110 §8.3.1; " + docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: `A Content-Type of application/json with one empty parameter at its end, white space around ; and =, an empty charset or another parameter is taken: application/json; and application/json ; charset = utf-8 ; and charset="" and version=2.`,
-			check: func(c *Client) error {
-				return every(func(x *reply) error { return x.succeeded() },
-					c.postAs("application/json;"), c.postAs("application/json ; charset = utf-8 ;"), c.postAs(`application/json; charset=""`),
-					c.postAs("application/json; version=2"))
-			},
-		},
-		{
-			ID: "create/media-type-parameters-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A Content-Type of application/json whose parameters do not parse is 415, and creates nothing: an empty parameter but at the end (;; or ; ; or ;;charset=utf-8), a parameter without = or without a value, an unquoted value with a space, or charset given twice with two values.",
-			check: func(c *Client) error {
-				for _, contentType := range []string{"application/json;;", "application/json; ;", "application/json;;charset=utf-8",
-					"application/json; charset", "application/json; charset=", "application/json; version=2 3",
-					"application/json; charset=utf-8; charset=iso-8859-1"} {
-					email := c.email()
-					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email),
-						header: []string{"Content-Type", contentType}})
 					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
 						return err
 					}
@@ -489,56 +339,25 @@ func createRules() []Rule {
 		},
 		{
 			ID: "create/415-accept-post", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A 415 to POST carries Accept-Post: application/json.",
+			Requirement: "A 415 to POST, for its media type or for a Content-Encoding, carries Accept-Post: application/json.",
 			check: func(c *Client) error {
-				x := c.postAs("text/plain")
-				if x.status != http.StatusUnsupportedMediaType {
+				answers := statusIn([]*reply{c.postAs("text/plain"), c.write(http.MethodPost, collection, c.validBody(), "Content-Encoding", "gzip")},
+					http.StatusUnsupportedMediaType)
+				if len(answers) == 0 {
 					return skipf("no 415 to look at: see create/media-type-415")
 				}
-				return x.listIs("Accept-Post", mediaTypeJSON)
+				return every(func(x *reply) error { return x.listIs("Accept-Post", mediaTypeJSON) }, answers...)
 			},
 		},
 		{
 			ID: "create/content-encoding-415", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A POST whose body has a Content-Encoding header, gzip, identity or empty, is 415, and creates nothing.",
+			Requirement: "A POST whose body has a Content-Encoding (gzip, deflate) is 415, and creates nothing: the API takes bodies as they are.",
 			check: func(c *Client) error {
-				for _, coding := range []string{"gzip", "identity", ""} {
+				for _, coding := range []string{"gzip", "deflate"} {
 					email := c.email()
 					x := c.write(http.MethodPost, collection, userJSON("Kit Ann", email), "Content-Encoding", coding)
 					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
 						return err
-					}
-				}
-				return nil
-			},
-		},
-		{
-			ID: "create/media-type-ascii-415", Tier: Reference, Source: "RFC 9110 §8.3.1, §5.6.3; " + docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "Media types compare as ASCII, case-insensitively, with only spaces and tabs around their parts: a Content-Type holding a byte that is not " +
-				"visible ASCII, space or tab is 415, so applİcation/json (a capital dotted I, U+0130) and application/json followed by a no-break space (U+00A0) are 415.",
-			check: func(c *Client) error {
-				for _, contentType := range []string{"applİcation/json", "application/json\u00a0", "application/\u212Aon"} {
-					email := c.email()
-					x := c.send(request{method: http.MethodPost, target: collection, as: writer, body: userJSON("Kit Ann", email),
-						header: []string{"Content-Type", contentType}})
-					if err := firstError(x.statusIs(http.StatusUnsupportedMediaType), c.notCreated(x, email)); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-		},
-		{
-			ID: "create/syntax-error-offset", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "A syntax error's message names the byte offset, counted from 0, of the first byte that cannot continue valid JSON, or the body's length when it ends too soon; body → offset: " + describeOffsets(syntaxErrors),
-			check: func(c *Client) error {
-				for _, tt := range syntaxErrors {
-					x := c.write(http.MethodPost, collection, tt.body)
-					if err := x.statusIs(http.StatusBadRequest); err != nil {
-						return err
-					}
-					if !mentionsNumber(x.errorMessage(), tt.offset) {
-						return failf(x, fmt.Sprintf("an error message that names the offset %d", tt.offset), x.summary())
 					}
 				}
 				return nil
@@ -605,6 +424,45 @@ func fieldRule(id, requirement string, cases func(c *Client) []fieldCase) Rule {
 		}}
 }
 
+// A typeCase is a POST body with a value of the wrong type, and the field that has it.
+type typeCase struct {
+	body, field string
+}
+
+// typeRule makes a rule that each body POSTed is 400 naming the field of the wrong type, and creates
+// nothing. Decoding stops at the wrong type, before the field rules: the 400 names that field alone,
+// in a fields member or, without one, in its message. The error body itself is the errors rules' to
+// check.
+func typeRule(id, requirement string, cases func(c *Client) []typeCase) Rule {
+	return Rule{ID: id, Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers, Requirement: requirement,
+		check: func(c *Client) error {
+			for _, tc := range cases(c) {
+				x := c.write(http.MethodPost, collection, tc.body)
+				if err := firstError(x.statusIs(http.StatusBadRequest), x.namesField(tc.field),
+					c.noneLike(x, func(u user) bool { return strings.Contains(strings.ToLower(u.Email), c.group) })); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
+}
+
+// namesField checks that a 400 names one field: in its fields member, which then names it alone, or,
+// without one, as a word of its message.
+func (x *reply) namesField(field string) error {
+	var body struct {
+		Fields map[string]json.RawMessage `json:"fields"`
+	}
+	json.Unmarshal(x.responseBody, &body)
+	if body.Fields != nil {
+		return x.fieldsAre(field)
+	}
+	if !mentionsWord(x.errorMessage(), field) {
+		return failf(x, "a message that names the field "+field, x.summary())
+	}
+	return nil
+}
+
 // validBody is a valid create body with a new address.
 func (c *Client) validBody() string { return userJSON("Kit Ann", c.email()) }
 
@@ -666,45 +524,4 @@ func (x *reply) tagIsCurrent(c *Client, path string) error {
 		return failf(x, "the ETag a GET of "+path+" answers with, "+current.responseHeader.Get("ETag"), "ETag: "+etag)
 	}
 	return nil
-}
-
-// syntaxErrors are bodies that are not valid JSON, each with the offset a message names: the
-// first byte that cannot continue valid JSON (counted from 0), or the length of a body that ends
-// too soon. No body holds a number that could be mistaken for its offset.
-var syntaxErrors = []struct {
-	body   string
-	offset int
-}{
-	{`{"name":"Kit\q"}`, 13},        // a bad escape: the q
-	{`{"name": 1.}`, 11},            // a decimal point without digits: the }
-	{`{"name":"Kit",}`, 14},         // a trailing comma: the }
-	{`{"name" "Kit"}`, 8},           // no colon: the second "
-	{`   x`, 3},                     // a byte no value begins with, after white space
-	{`{"name":tru}`, 11},            // a literal cut short: the }
-	{`{"name":`, 8},                 // ends too soon: the body's length
-	{`{"name":"Kit","email":"`, 23}, // ends in a string: the body's length
-}
-
-// describeOffsets lists the bodies and their offsets, for a requirement.
-func describeOffsets(cases []struct {
-	body   string
-	offset int
-}) string {
-	var pairs []string
-	for _, tt := range cases {
-		if tt.offset >= 0 {
-			pairs = append(pairs, fmt.Sprintf("%s → %d", tt.body, tt.offset))
-		}
-	}
-	return strings.Join(pairs, ", ") + "."
-}
-
-// mentionsNumber reports whether a message holds n as a number of its own, not within a longer one.
-func mentionsNumber(message string, n int) bool {
-	for _, m := range regexp.MustCompile(`[0-9]+`).FindAllString(message, -1) {
-		if m == strconv.Itoa(n) {
-			return true
-		}
-	}
-	return false
 }

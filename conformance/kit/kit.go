@@ -1,5 +1,7 @@
 // Package kit is the conformance kit of the users API: the rules of docs/api.md as a catalogue, each
-// checked by real HTTP requests against a server at a base URL, and the runner that checks them.
+// checked by real HTTP requests against a server at a base URL, and the runner that checks them. It
+// checks this API's users, /api/users and /api/users/{id}, and no other resource: a copy of the
+// service that serves books instead needs rules of its own.
 //
 // Each rule is one requirement in one sentence, with a stable id by topic (create/201-location), the
 // source it follows (an RFC section, or the docs/api.md section of a decision of ours), a tier, and
@@ -17,24 +19,17 @@ import (
 // Version is the version of the rule set, which a port pins. It changes whenever a rule is added or
 // removed, or what a rule requires changes.
 //
-// 1.1.0 adds 21 rules, each for a case docs/api.md now states where it was silent or stated a Go
-// function; replace/id-of-the-path-taken takes the id only as a JSON integer (7.0 is 400); and
-// precondition/unquoted-is-not-a-tag and precondition/nothing-matches-after-a-non-tag also cover
-// * within a list, tags without a comma between them, and an empty value.
-//
-// 1.2.0 has the service's own redirect of a path not in clean form: 308 with the exact Location
-// (reachable/unclean-path-redirected, reachable/options-unclean-path-redirected), JSON like every
-// answer (reachable/unclean-path-redirect-is-json, which replaces unclean-path-redirect-is-html);
-// adds reachable/unclean-path-under-api-needs-a-token, reachable/escaped-dots-and-slashes-are-not-cleaned,
-// create/media-type-ascii-415, create/syntax-error-offset, list/link-exact, list/304-carries-link and
-// list/first-query-problem-named; create/content-encoding-415 also sends identity and an empty
-// value, and patch/empty-400 the path's id alone. list/pages-of-the-whole-list and
-// precondition/if-none-match-304 read only the rule's own users, and
-// precondition/if-match-on-post-current tries again when another client changed the list, so
-// several runs may share a server. A must rule that could not run now fails the run. It adds
-// errors/unknown-method-501 (a method no route takes is 501, RFC 9110 §9.1), and
-// cors/preflight-allows-conditional-headers also allows X-Request-Id.
-const Version = "1.2.0"
+// 2.0.0 follows the service's rules as they now read, where the measure of every rule is what it
+// teaches. Gone are the rules of behaviour the service no longer has (its own 308 to a clean path,
+// 501 for an unknown method, 400 for a query where none is read, an ETag on PUT, a preflight's 404,
+// Content-Length on every answer) and those that pinned what a Go library decides (encoding/json's
+// reading of names, duplicates, offsets, byte-order marks and surrogates; Unicode's white space,
+// control characters and case mapping; mime.ParseMediaType's and url.ParseQuery's edge cases; the
+// escaping and order inside Link): the notes for a port in docs/api.md say what a port should know.
+// Permission now comes before routing, an unknown method is 405 with Allow, any other route ignores
+// a query, a PUT answer carries no ETag, a 415 for a Content-Encoding says Accept-Encoding: identity,
+// a preflight is 204 on every path under /api/, and no error repeats a query's value.
+const Version = "2.0.0"
 
 // A Tier says how binding a rule is. A port in another language can pass Must without copying any
 // choice of this reference.
@@ -131,7 +126,10 @@ func Rules() []Rule {
 	return rules
 }
 
-// The docs/api.md sections that rules cite, as their Doc.
+// The sections of docs/api.md, whose headings are Routes, The order of the checks, Authentication,
+// Request bodies, Responses, Listing, Conditional requests, Browsers (CORS), Notes for a port and
+// Not provided, on purpose. A rule cites one as its Doc; no rule cites the notes for a port, which
+// say what Go's libraries decide where a rule does not.
 const (
 	docRoutes      = "docs/api.md#routes"
 	docOrder       = "docs/api.md#the-order-of-the-checks"
@@ -141,8 +139,12 @@ const (
 	docListing     = "docs/api.md#listing"
 	docConditional = "docs/api.md#conditional-requests"
 	docCORS        = "docs/api.md#browsers-cors"
+	docNotes       = "docs/api.md#notes-for-a-port"
 	docNotProvided = "docs/api.md#not-provided-on-purpose"
 )
+
+// docSections are the sections of docs/api.md in their order there.
+var docSections = []string{docRoutes, docOrder, docAuth, docBodies, docResponses, docListing, docConditional, docCORS, docNotes, docNotProvided}
 
 const (
 	collection     = "/api/users"

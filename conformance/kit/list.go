@@ -217,19 +217,19 @@ func listRules() []Rule {
 		},
 		{
 			ID: "list/sort-by-name", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "sort=name compares names in lower case first; names equal in lower case then compare as sent, byte by byte (Ann before ann); then ids ascend. sort=-name is the reverse of the first two.",
+			Requirement: "sort=name orders by the name in lower case, and sort=-name in reverse; names equal in lower case keep ascending id order both ways: " +
+				"bob, ann, Ann, Carl created in that order sort as ann, Ann, bob, Carl and as Carl, bob, ann, Ann.",
 			check: func(c *Client) error {
-				users, err := c.newUsers("bob", "Ann", "ann", "Carl", "Ännie") // Ä sorts after z by bytes
+				users, err := c.newUsers("bob", "ann", "Ann", "Carl")
 				if err != nil {
 					return err
 				}
-				ids := idsIn(users, 1, 2, 0, 3, 4)
-				return firstError(c.mine("sort=name").listIDs(ids...), c.mine("sort=-name").listIDs(reversed(ids)...))
+				return firstError(c.mine("sort=name").listIDs(idsIn(users, 1, 2, 0, 3)...), c.mine("sort=-name").listIDs(idsIn(users, 3, 0, 1, 2)...))
 			},
 		},
 		{
 			ID: "list/sort-by-email", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "sort=email orders by the e-mail in lower case, then byte by byte; sort=-email is the reverse.",
+			Requirement: "sort=email orders by the e-mail in lower case, and sort=-email in reverse.",
 			check: func(c *Client) error {
 				var users []user
 				for _, local := range []string{"zed", "Amy", "amy", "bea"} {
@@ -257,33 +257,6 @@ func listRules() []Rule {
 				}
 				ids := idsIn(users, 0, 1, 2)
 				return firstError(c.mine("sort=name").listIDs(ids...), c.mine("sort=-name").listIDs(ids...))
-			},
-		},
-		{
-			ID: "list/lower-cased-per-character", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "q, email and sort lower-case a character at a time by Unicode's simple mapping, İ to i and Σ to σ: q=izmir-kit finds İzmir-kit, q=οδοσ-kit finds ΟΔΟΣ-kit, email=İ-KIT@... finds i-kit@..., and İb sorts before ic.",
-			check: func(c *Client) error {
-				izmir, err := c.newUser("İzmir-" + c.group)
-				if err != nil {
-					return err
-				}
-				odos, err := c.newUser("ΟΔΟΣ-" + c.group)
-				if err != nil {
-					return err
-				}
-				i, err := c.newUserWith("Kit Ann", "i-"+c.group+"@example.com")
-				if err != nil {
-					return err
-				}
-				sorted, err := c.newUsers("ic", "İb")
-				if err != nil {
-					return err
-				}
-				return firstError(
-					c.get(collection+"?q="+url.QueryEscape("izmir-"+c.group)).listIDs(izmir.ID),
-					c.get(collection+"?q="+url.QueryEscape("οδοσ-"+c.group)).listIDs(odos.ID),
-					c.get(collection+"?email="+url.QueryEscape(strings.ToUpper("İ-"+c.group+"@example.com"))).listIDs(i.ID),
-					c.mine("sort=name").listIDs(sorted[1].ID, sorted[0].ID, izmir.ID, odos.ID))
 			},
 		},
 		{
@@ -438,29 +411,6 @@ func listRules() []Rule {
 			},
 		},
 		{
-			ID: "list/link-exact", Tier: Reference, Source: "RFC 8288 §3; " + docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: `A page's Link is one header line, its relations in the order first, prev, next, last, separated by ", ", each ` +
-				`</api/users?page=P&per_page=N&...>; rel="R", the other parameters after per_page in the order email, q, sort, form-encoded: ` +
-				`?q=T&sort=-id&per_page=1&page=2 of 3 users gives </api/users?page=1&per_page=1&q=T&sort=-id>; rel="first", ` +
-				`</api/users?page=1&per_page=1&q=T&sort=-id>; rel="prev", </api/users?page=3&per_page=1&q=T&sort=-id>; rel="next", ` +
-				`</api/users?page=3&per_page=1&q=T&sort=-id>; rel="last".`,
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3"); err != nil {
-					return err
-				}
-				tag := url.QueryEscape(c.group + "-")
-				x := c.get(collection + "?q=" + tag + "&sort=-id&per_page=1&page=2")
-				link := func(page int, rel string) string {
-					return fmt.Sprintf(`</api/users?page=%d&per_page=1&q=%s&sort=-id>; rel="%s"`, page, tag, rel)
-				}
-				want := strings.Join([]string{link(1, "first"), link(1, "prev"), link(3, "next"), link(3, "last")}, ", ")
-				if got := x.responseHeader.Values("Link"); len(got) != 1 || got[0] != want {
-					return failf(x, "Link: "+want, describeHeader(x.responseHeader, "Link"))
-				}
-				return nil
-			},
-		},
-		{
 			ID: "list/304-carries-link", Tier: Reference, Source: "RFC 9110 §15.4.5; " + docListing, Doc: docListing, Needs: OwnUsers,
 			Requirement: "The 304 of a page carries the Link header its 200 carries: RFC 9110 §15.4.5 has a 304 send the fields a 200 would, that a cache updates.",
 			check: func(c *Client) error {
@@ -477,29 +427,6 @@ func listRules() []Rule {
 				return firstError(x.statusIs(http.StatusNotModified), x.headerIs("Link", page.responseHeader.Get("Link")))
 			},
 		},
-		{
-			ID: "list/first-query-problem-named", Tier: Reference, Source: docListing, Doc: docListing,
-			Requirement: "Of several problems in a query, a malformed query is reported first; else the parameters are taken in byte order of their names, " +
-				"and the first with a problem is named (given twice, then unknown, then its value): ?per_page=abc&page=0 names page, ?sort=age&q=a&q=b names q, " +
-				"?zz=1&zz=2&aa=1 names aa, ?pgae=1&%zz is malformed.",
-			check: func(c *Client) error {
-				for _, tt := range []struct{ query, named, notNamed string }{
-					{"per_page=abc&page=0", "page", "per_page"},
-					{"sort=age&q=a&q=b", "q", "sort"},
-					{"zz=1&zz=2&aa=1", "aa", "zz"},
-					{"pgae=1&%zz", "", "pgae"},
-				} {
-					x := c.get(collection + "?" + tt.query)
-					if err := firstError(x.statusIs(http.StatusBadRequest), x.errorBody()); err != nil {
-						return err
-					}
-					if message := x.errorMessage(); tt.named != "" && !mentionsWord(message, tt.named) || mentionsWord(message, tt.notNamed) {
-						return failf(x, fmt.Sprintf("a message that names %q and not %q", tt.named, tt.notNamed), x.summary())
-					}
-				}
-				return nil
-			},
-		},
 		listRefusal("list/bad-page-400", "page must be a whole number from 1 up, in canonical form (not 0, -1, 01, +1, 1.0, abc, empty, or beyond 2^63−1): else 400.",
 			"page=0", "page=-1", "page=01", "page=%2B1", "page=1.0", "page=abc", "page=", "page=9223372036854775808"),
 		listRefusal("list/bad-per-page-400", "per_page must be a whole number from 1 to 100, in canonical form (not 0, 101, 010, abc or empty): else 400.",
@@ -511,27 +438,8 @@ func listRules() []Rule {
 			"pgae=2", "limit=10", "Page=2"),
 		listRefusal("list/repeated-parameter-400", "A parameter given twice is 400.",
 			"page=1&page=2", "page=1&page=1", "q=a&q=b", "sort=id&sort=name"),
-		listRefusal("list/malformed-query-400", "A query that cannot be parsed (a bad escape, a semicolon) is 400.",
-			"page=%zz", "q=%", "page=1;per_page=2"),
-		{
-			ID: "list/query-read-as-a-form", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "The query is read as a form encodes it: + is a space, names and values are percent-decoded, empty pieces are skipped, and a name without = has an empty value, so ?q filters nothing and ?page is 400.",
-			check: func(c *Client) error {
-				u, err := c.newUser("Kit " + c.group + " Ann")
-				if err != nil {
-					return err
-				}
-				search := c.group + "+ann" // the name holds "<group> Ann"
-				return firstError(
-					c.get(collection+"?q="+search).listIDs(u.ID),
-					c.get(collection+"?%71="+search).listIDs(u.ID),
-					c.get(collection+"?&&q="+search+"&").listIDs(u.ID),
-					c.get(collection+"?q&email="+url.QueryEscape(u.Email)).listIDs(u.ID),
-					c.get(collection+"?page").statusIs(http.StatusBadRequest))
-			},
-		},
-		listRefusal("list/semicolon-in-a-value-400", "A ; anywhere in the query is 400, inside a value too (q=kit;a), where it must be sent as %3B.",
-			"q=kit;a", "email=kit;a@example.com"),
+		listRefusal("list/malformed-query-400", "A query that cannot be parsed (a bad percent escape) is 400.",
+			"page=%zz", "q=%"),
 		{
 			ID: "list/etag-follows-the-list", Tier: Reference, Source: docConditional, Doc: docConditional, Needs: OwnUsers,
 			Requirement: "The list's ETag follows the list: equal lists have equal ETags, and a change to a user in it changes it.",
@@ -623,10 +531,4 @@ func (x *reply) linksAre(want map[string]string) error {
 		return failf(x, fmt.Sprintf("Link relations to the pages %v", want), describeHeader(x.responseHeader, "Link"))
 	}
 	return nil
-}
-
-// mentionsWord reports whether a message holds word with no letter, digit or _ on either side, so
-// that page is not found within per_page.
-func mentionsWord(message, word string) bool {
-	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^A-Za-z0-9_])`).MatchString(message)
 }

@@ -146,7 +146,7 @@ func patchRules() []Rule {
 		},
 		{
 			ID: "patch/accept-patch-formats", Tier: Reference, Source: docBodies, Doc: docBodies, Needs: OwnUsers,
-			Requirement: "Accept-Patch, on OPTIONS and on a 415, names exactly application/json and application/merge-patch+json.",
+			Requirement: "Accept-Patch, on OPTIONS and on a 415 for the media type or for a Content-Encoding, names exactly application/json and application/merge-patch+json.",
 			check: func(c *Client) error {
 				u, err := c.newUser("Kit Ann")
 				if err != nil {
@@ -159,7 +159,9 @@ func patchRules() []Rule {
 				if err != nil {
 					return err
 				}
-				return x.listIs("Accept-Patch", mediaTypeJSON, mediaTypeMerge)
+				encoded := c.write(http.MethodPatch, u.path(), `{"name":"Kit Ann Lee"}`, "Content-Encoding", "gzip")
+				return every(func(x *reply) error { return x.listIs("Accept-Patch", mediaTypeJSON, mediaTypeMerge) },
+					append([]*reply{x}, statusIn([]*reply{encoded}, http.StatusUnsupportedMediaType)...)...)
 			},
 		},
 		{
