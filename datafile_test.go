@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// What a person may write in the data file: the store starts with these users, and gives next the
+// id after lastID (docs/durability.md, "The file").
+func TestParseDataFileTakesWhatAPersonWrites(t *testing.T) {
+	tests := []struct {
+		name       string
+		file       string
+		wantUsers  []user
+		wantLastID int64
+	}{
+		{"no users", `{"users": []}`, nil, 0},
+		{"next_id kept", `{"next_id": 14, "users": [{"id": 3, "name": "Ann", "email": "ann@example.com"}]}`,
+			[]user{{3, "Ann", "ann@example.com"}}, 13},
+		{"next_id left out is one more than the largest id", `{"users": [{"id": 7, "name": "Ann", "email": "ann@example.com"}]}`,
+			[]user{{7, "Ann", "ann@example.com"}}, 7},
+		{"users in any order", `{"users": [{"id": 2, "name": "Bob", "email": "bob@example.com"}, {"id": 1, "name": "Ann", "email": "ann@example.com"}]}`,
+			[]user{{1, "Ann", "ann@example.com"}, {2, "Bob", "bob@example.com"}}, 2},
+		{"a byte-order mark skipped", "\uFEFF" + `{"users": []}`, nil, 0},
+		{"every id given", `{"next_id": 9223372036854775808, "users": []}`, nil, 9223372036854775807},
+		{"the API's field rules not judged again", `{"users": [{"id": 1, "name": " ", "email": "not an address"}]}`,
+			[]user{{1, " ", "not an address"}}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseDataFile([]byte(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.users, tc.wantUsers) || got.lastID != tc.wantLastID {
+				t.Errorf("users %v and last id %d, want %v and %d", got.users, got.lastID, tc.wantUsers, tc.wantLastID)
+			}
+		})
+	}
+}
+
+// A file the store cannot trust is refused with what to fix, in words a person can act on: where
+// a mistake is, by line and column as an editor counts them, and which users are at fault.
+func TestParseDataFileSaysWhatToFix(t *testing.T) {
+	tests := []struct{ name, file, want string }{
+		{"empty", "", `the file is empty: write {"users": []} in it, or delete it`},
+		{"a syntax error", "{\n  \"users\": [,]\n}", "line 2, column 13: this is not valid JSON"},
+		{"a column counted in characters", "{\"users\": [\n{\"id\": 1, \"name\": \"Zoë Ångström\", \"email\": x}]}",
+			"line 2, column 44: this is not valid JSON"},
+		{"cut short", `{"users": [`, "the file ends before its JSON document does"},
+		{"something after the document", "{\"users\": []}\n}", "line 2, column 1: something follows the JSON document"},
+		{"not an object", `[]`, "the file must hold one JSON object"},
+		{"an unknown member", `{"users": [], "admins": []}`, `unknown field "admins"`},
+		{"an unknown member of a user", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com", "role": "admin"}]}`,
+			`unknown field "role"`},
+		{"a wrong type", "{\n  \"users\": [\n    {\"id\": \"1\", \"name\": \"Ann\", \"email\": \"ann@example.com\"}]}",
+			"line 3, column 15: users.id must be a whole number"},
+		{"an id left out", `{"users": [{"name": "Ann", "email": "ann@example.com"}]}`, "a user has the id 0"},
+		{"an id below 1", `{"users": [{"id": -3, "name": "Ann", "email": "ann@example.com"}]}`, "a user has the id -3"},
+		{"an id shared", `{"users": [{"id": 4, "name": "Ann", "email": "ann@example.com"}, {"id": 4, "name": "Bob", "email": "bob@example.com"}]}`,
+			"two users have the id 4"},
+		{"an e-mail shared in another case", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}, {"id": 2, "name": "Annie", "email": "ANN@example.com"}]}`,
+			`the users with ids 1 and 2 have the same email, "ANN@example.com"`},
+		{"next_id not larger than every id", `{"next_id": 5, "users": [{"id": 5, "name": "Ann", "email": "ann@example.com"}]}`,
+			"next_id is 5, but it must be larger than every id (the largest is 5)"},
+		{"next_id beyond 2^63", `{"next_id": 9223372036854775809, "users": []}`,
+			"next_id is 9223372036854775809, but it must be larger than every id (the largest is 0) and at most 9223372036854775808"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseDataFile([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one that says %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The start with -data: what openUserStore does to the file before the server listens.
+func TestOpenDataFile(t *testing.T) {
+	t.Run("a missing file is created with no users, for its owner alone", func(t *testing.T) {
+		path := dataPath(t)
+		openStoreAt(t, path)
+		wantFile(t, path, "{\n  \"next_id\": 1,\n  \"users\": []\n}\n")
+	})
+	t.Run("the file is written at start as every write writes it", func(t *testing.T) {
+		path := dataPath(t)
+		writeDataFile(t, path, `{"users":[{"id":3,"name":"Ann","email":"ann@example.com"}]}`)
+		openStoreAt(t, path)
+		wantFile(t, path, "{\n  \"next_id\": 4,\n  \"users\": [\n    {\n      \"id\": 3,\n"+
+			"      \"name\": \"Ann\",\n      \"email\": \"ann@example.com\"\n    }\n  ]\n}\n")
+	})
+	t.Run("what a crash left mid-write is removed", func(t *testing.T) {
+		// A crash's FILE.tmp is removed, never reused: a write to it would keep its mode.
+		path := dataPath(t)
+		writeDataFile(t, path, `{"users": []}`)
+		if err := os.WriteFile(path+".tmp", []byte(`{"users": [{"id": 1`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		openStoreAt(t, path)
+		if _, err := os.Lstat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the temporary file is still there: %v", err)
+		}
+		wantFile(t, path, "{\n  \"next_id\": 1,\n  \"users\": []\n}\n")
+	})
+	t.Run("a second server on the file is refused and touches nothing", func(t *testing.T) {
+		if runtime.GOOS == "windows" {
+			t.Skip("no flock here: docs/durability.md says so")
+		}
+		path := dataPath(t)
+		first := openStoreAt(t, path)
+		writeDataFile(t, path+".tmp", "the first server's write in progress")
+		if second, err := openUserStore(path); err == nil || !strings.Contains(err.Error(), "another server is using this data file") {
+			if second != nil {
+				second.close()
+			}
+			t.Fatalf("a second server on the file: %v, want it refused", err)
+		}
+		if _, err := os.Stat(path + ".tmp"); err != nil {
+			t.Errorf("the second server removed the first one's temporary file: %v", err)
+		}
+		first.close()
+		openStoreAt(t, path) // the file is free once the first server has stopped
+	})
+	t.Run("a symbolic link is followed and kept", func(t *testing.T) {
+		target := dataPath(t)
+		writeDataFile(t, target, `{"users": []}`)
+		linkFolder := t.TempDir()
+		link := filepath.Join(linkFolder, "users.json")
+		if err := os.Symlink(target, link); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+		mustCreate(t, openStoreAt(t, link), "Ann", "ann@example.com")
+		if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Fatalf("the link was replaced (%v)", err)
+		}
+		if contents := parseFileAt(t, target); len(contents.users) != 1 {
+			t.Errorf("the target holds %v, want Ann", contents.users)
+		}
+		// The temporary file and the lock go beside the target: a rename is atomic in one folder.
+		if entries, _ := os.ReadDir(linkFolder); len(entries) != 1 {
+			t.Errorf("the link's folder holds %d names, want the link alone", len(entries))
+		}
+	})
+}
+
+// What a write acknowledged is in the file: indented JSON, users in id order, next_id the id the
+// next create gets, a final newline, mode 0600 (docs/durability.md, "The file"). A restart starts
+// with exactly those users, and ids are not given again.
+func TestTheFileHoldsEveryAcknowledgedWrite(t *testing.T) {
+	path := dataPath(t)
+	s := openStoreAt(t, path)
+	mustCreate(t, s, "Ann", "ann@example.com")
+	mustCreate(t, s, "Bob", "bob@example.com")
+	mustCreate(t, s, "Carol", "carol@example.com")
+	if err := s.delete(3, allowAny); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.update(1, fieldsOf("Ann Lee", "ann@example.com"), allowAny); err != nil {
+		t.Fatal(err)
+	}
+	wantFile(t, path, `{
+  "next_id": 4,
+  "users": [
+    {
+      "id": 1,
+      "name": "Ann Lee",
+      "email": "ann@example.com"
+    },
+    {
+      "id": 2,
+      "name": "Bob",
+      "email": "bob@example.com"
+    }
+  ]
+}
+`)
+	acknowledged := s.list()
+	s.close()
+
+	restarted := openStoreAt(t, path)
+	if users := restarted.list(); !slices.Equal(users, acknowledged) {
+		t.Errorf("after a restart the store holds %v, want %v", users, acknowledged)
+	}
+	if dee := mustCreate(t, restarted, "Dee", "dee@example.com"); dee.ID != 4 {
+		t.Errorf("after a restart the next user got the id %d, want 4: id 3 was given before", dee.ID)
+	}
+}
+
+// A data file the server cannot use stops the start before it listens, exit status 1 (run returns
+// an error that is no usageError), naming the file and what to do, and leaves the file as it was.
+func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) (path string)
+		want  []string // FOLDER stands for the file's folder
+	}{
+		{"no such folder", func(t *testing.T) string {
+			return filepath.Join(t.TempDir(), "missing", "users.json")
+		}, []string{"there is no folder FOLDER"}},
+		{"a file that is not JSON", func(t *testing.T) string {
+			path := dataPath(t)
+			writeDataFile(t, path, `{"users": [}`)
+			return path
+		}, []string{"users.json: line 1, column 12: this is not valid JSON", "changed nothing"}},
+		{"a file another server holds", func(t *testing.T) string {
+			if runtime.GOOS == "windows" {
+				t.Skip("no flock here: docs/durability.md says so")
+			}
+			path := dataPath(t)
+			openStoreAt(t, path)
+			return path
+		}, []string{"another server is using this data file"}},
+		{"a file it cannot replace", func(t *testing.T) string {
+			path := dataPath(t)
+			writeDataFile(t, path, `{"users": []}`)
+			// A folder that is not empty where FILE.tmp must go: the start cannot remove it, and
+			// cannot write the temporary file there, as in a folder it may not write.
+			if err := os.MkdirAll(filepath.Join(path+".tmp", "keep"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}, []string{"is a directory", "Give the server write access to the folder FOLDER", "mount that folder, not the file alone"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.setup(t)
+			before, _ := os.ReadFile(path)
+
+			// A start that wrongly succeeds stops at once: its context is done already.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			stderr := &logBuffer{}
+			err := run(ctx, []string{"users", "-addr", "127.0.0.1:0", "-data", path}, testEnv, io.Discard, stderr)
+			if err == nil || errors.As(err, new(usageError)) {
+				t.Fatalf("run returned %v, want an error of exit status 1", err)
+			}
+			for _, want := range append(tc.want, path) {
+				if want = strings.ReplaceAll(want, "FOLDER", filepath.Dir(path)); !strings.Contains(err.Error(), want) {
+					t.Errorf("the error\n  %v\ndoes not say %q", err, want)
+				}
+			}
+			if strings.Contains(stderr.String(), "listening") {
+				t.Errorf("the server listened:\n%s", stderr)
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Errorf("the file holds %q, want it as it was: %q", after, before)
+			}
+		})
+	}
+}
+
+// -sample-data adds its 12 users only to a store that never had one: with -data, a file that holds
+// no user and whose next_id is 1. They are written to the file like any write.
+func TestSampleDataOnlyOnAFileThatNeverHadAUser(t *testing.T) {
+	tests := []struct {
+		name      string
+		file      string // "" for no file
+		wantUsers int
+	}{
+		{"no file", "", 12},
+		{"no user and next_id 1", `{"next_id": 1, "users": []}`, 12},
+		{"no user, but ids given before", `{"next_id": 5, "users": []}`, 0},
+		{"a user", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}]}`, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := dataPath(t)
+			if tc.file != "" {
+				writeDataFile(t, path, tc.file)
+			}
+			if err := runProgram(t, testEnv, "-data", path, "-sample-data").stop(); err != nil {
+				t.Fatal(err)
+			}
+			if contents := parseFileAt(t, path); len(contents.users) != tc.wantUsers {
+				t.Errorf("the file holds %d users, want %d", len(contents.users), tc.wantUsers)
+			}
+		})
+	}
+}
+
+// openStoreAt opens the store kept in the data file at path, as -data does; the test's end closes
+// it, if the test has not.
+func openStoreAt(t testing.TB, path string) *userStore {
+	t.Helper()
+	s, err := openUserStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	return s
+}
+
+// dataPath names a data file in a new temporary folder.
+func dataPath(t testing.TB) string { return filepath.Join(t.TempDir(), "users.json") }
+
+// writeDataFile writes text to the file at path, as a person with an editor does.
+func writeDataFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fileText returns what the file at path holds.
+func fileText(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// parseFileAt returns the users and the last id that the data file at path holds, as a start
+// would read them.
+func parseFileAt(t testing.TB, path string) fileContents {
+	t.Helper()
+	contents, err := parseDataFile([]byte(fileText(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return contents
+}
+
+// wantFile fails the test unless the file at path holds exactly want and only its owner may read
+// it: it holds e-mail addresses.
+func wantFile(t testing.TB, path, want string) {
+	t.Helper()
+	if got := fileText(t, path); got != want {
+		t.Errorf("%s holds\n%s\nwant\n%s", filepath.Base(path), got, want)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 { // Windows has no such bits
+		t.Errorf("%s has the mode %v, want -rw-------", filepath.Base(path), info.Mode())
+	}
+}
