@@ -244,6 +244,11 @@ func headers(hs ...http.Header) http.Header {
 func newClient(t testing.TB, baseURL string) client {
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	t.Cleanup(c.CloseIdleConnections)
+	return via(t, c, baseURL)
+}
+
+// via sends requests to the program at baseURL with c, such as an HTTPS client that speaks HTTP/2.
+func via(t testing.TB, c *http.Client, baseURL string) client {
 	return func(method, target, body string, header http.Header) (int, []byte) {
 		request, err := http.NewRequest(method, baseURL+target, strings.NewReader(body))
 		if err != nil {
@@ -272,6 +277,31 @@ func (send client) create(t testing.TB, name, email string) user {
 		t.Fatalf("creating %s: status %d, body %s", email, status, answer)
 	}
 	return created
+}
+
+// seed adds Ann, Bob and Cy, so that hostile requests aim at something real.
+func (send client) seed(t testing.TB) (ann, bob, cy user) {
+	t.Helper()
+	return send.create(t, "Ann", "ann@example.com"), send.create(t, "Bob", "bob@example.com"), send.create(t, "Cy", "cy@example.com")
+}
+
+// probeUnchanged fails the test unless the collection is what it was, and a user created now gets
+// nextID, as a refused request must not even use up an id. It is more than an assertion: it
+// creates that user and deletes it again, so that the collection stays as it was, and returns
+// the id the next user will get.
+func (send client) probeUnchanged(t testing.TB, before string, nextID int64) int64 {
+	t.Helper()
+	if after := send.users(t); after != before {
+		t.Fatalf("the store changed:\nbefore %s\nafter  %s", before, after)
+	}
+	probe := send.create(t, "Probe", "probe@example.com")
+	if probe.ID != nextID {
+		t.Errorf("the next user created got id %d, want %d: a refused request used up an id", probe.ID, nextID)
+	}
+	if status, answer := send("DELETE", userPath(probe.ID), "", asWriter); status != http.StatusNoContent {
+		t.Fatalf("deleting the probe user: status %d, body %s", status, answer)
+	}
+	return probe.ID + 1
 }
 
 // users returns the whole collection as a writer sees it.
