@@ -112,9 +112,12 @@ func (f *dataFile) read() (fileContents, error) {
 // not judge the API's field rules again, so a file a person edited starts whatever they would say.
 func parseDataFile(data []byte) (fileContents, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, which some editors add
+	if !utf8.Valid(data) {                          // encoding/json would quietly turn the bad bytes into U+FFFD, for good
+		return fileContents{}, fmt.Errorf("%s: the file is not valid UTF-8: save it as UTF-8", position(data, int64(firstInvalidUTF8(data))))
+	}
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.DisallowUnknownFields()
-	var doc fileDocument
+	var doc *fileDocument // nil for a file that holds only null
 	err := decoder.Decode(&doc)
 	var syntaxError *json.SyntaxError
 	var typeError *json.UnmarshalTypeError
@@ -125,7 +128,7 @@ func parseDataFile(data []byte) (fileContents, error) {
 		return fileContents{}, errors.New("the file ends before its JSON document does")
 	case errors.As(err, &syntaxError): // Offset counts the bytes read, the bad one included
 		return fileContents{}, fmt.Errorf("%s: this is not valid JSON: %v", position(data, syntaxError.Offset-1), err)
-	case errors.As(err, &typeError) && typeError.Field == "":
+	case errors.As(err, &typeError) && typeError.Field == "", err == nil && doc == nil:
 		return fileContents{}, errors.New(`the file must hold one JSON object, such as {"next_id": 1, "users": []}`)
 	case errors.As(err, &typeError):
 		return fileContents{}, fmt.Errorf("%s: %s must be %s", position(data, typeError.Offset), typeError.Field, jsonType(typeError.Type))
@@ -135,7 +138,7 @@ func parseDataFile(data []byte) (fileContents, error) {
 	if rest := bytes.TrimLeft(data[decoder.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return fileContents{}, fmt.Errorf("%s: something follows the JSON document: remove it", position(data, int64(len(data)-len(rest))))
 	}
-	return checkDocument(doc)
+	return checkDocument(*doc)
 }
 
 // checkDocument checks that ids are positive and unique, that no two users share their unique key
@@ -169,6 +172,18 @@ func checkDocument(doc fileDocument) (fileContents, error) {
 	}
 	sortByID(doc.Users)
 	return fileContents{users: doc.Users, lastID: lastID}, nil
+}
+
+// firstInvalidUTF8 returns the index of the first byte of data that is not valid UTF-8.
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
 }
 
 // position names the place of the byte at index i of data as an editor shows it: its line and

@@ -83,9 +83,12 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 // selectUsers returns the users the query selects from users, a copy of every user in id order:
 // filtered, sorted and paged; and how many matched before paging.
 func (q listQuery) selectUsers(users []user) (selected []user, total int) {
-	selected = slices.DeleteFunc(users, func(u user) bool {
-		return q.email != "" && !u.hasEmail(q.email) || !u.contains(q.search)
-	})
+	selected = users
+	if q.email != "" || q.search != "" {
+		selected = slices.DeleteFunc(users, func(u user) bool {
+			return q.email != "" && !u.hasEmail(q.email) || !u.contains(q.search)
+		})
+	}
 	sortUsers(selected, q.sort)
 	total = len(selected)
 	if q.page == nil {

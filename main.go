@@ -244,6 +244,9 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	case cfg.tlsKey != "" && cfg.tlsCert == "":
 		return nil, usageError{fmt.Errorf("-tls-key %s needs -tls-cert FILE too: HTTPS takes the certificate and its private key", cfg.tlsKey)}
 	}
+	if cfg.showVersion {
+		return cfg, nil // -version prints the version whatever else the flags and the environment say
+	}
 	cfg.timeouts = defaultTimeouts(cfg.delay)
 	if cfg.cors, err = parseCORSOrigins(*cors); err != nil {
 		return nil, usageError{err}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -35,7 +37,7 @@ func (a *api) observe(next http.Handler) http.Handler {
 			path := slog.String("path", r.URL.Path)                                                 // never the query: RFC 6750 lets clients put tokens there
 			duration := slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000) // a number in both formats
 			id := slog.String("request_id", requestID)
-			if answer.status == 0 && r.Context().Err() != nil { // the client went away before an answer
+			if answer.status == 0 && (aborted || r.Context().Err() != nil) { // cut, or the client went away, before an answer
 				a.log.LogAttrs(r.Context(), slog.LevelInfo, "request got no answer", method, path, duration, id)
 			} else {
 				status := cmp.Or(answer.status, http.StatusOK) // a handler that wrote nothing answered 200
@@ -127,6 +129,7 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 		w.Header().Add("Vary", "Authorization")     // what an answer says depends on who asks
 		w.Header().Set("Cache-Control", "no-store") // a 200 or 304 to GET relaxes it (sendRepresentation)
 		if a.delay > 0 && !isPreflight(r) {         // -delay, for demos of loading states; never a preflight
+			readBodyFirst(r)
 			timer := time.NewTimer(a.delay)
 			defer timer.Stop()
 			select {
@@ -143,4 +146,15 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBodyFirst reads the body of a request that is about to wait out -delay, up to one byte over
+// the limit, and hands it on as it was. net/http notices that a client has gone only once the
+// body is read to its end: without this, a POST whose client left would still wait, then write.
+func readBodyFirst(r *http.Request) {
+	read, _ := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1)) // an error shows again to the handler
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(read), r.Body), r.Body}
 }
