@@ -169,30 +169,6 @@ func TestBodyOver1MiBIs413(t *testing.T) {
 	})
 }
 
-// readJSON judges the media type, then the size, then the JSON: a request that is wrong in all
-// three ways is 415, and one that is too large and not JSON is 413.
-func TestBodyIsJudged415Then413Then400(t *testing.T) {
-	garbage := strings.Repeat("\xff", maxBodyBytes+1)
-	for _, tt := range []struct {
-		name, contentType, body string
-		status                  int
-	}{
-		{"text, too large, not JSON", "text/plain", garbage, http.StatusUnsupportedMediaType},
-		{"too large, not JSON", "application/json", garbage, http.StatusRequestEntityTooLarge},
-		{"not JSON", "application/json", garbage[:100], http.StatusBadRequest},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest("POST", "/api/users", strings.NewReader(tt.body))
-			r.Header.Set("Content-Type", tt.contentType)
-			r.ContentLength = -1 // the size is learnt by reading
-			var e *apiError
-			if err := readJSON(httptest.NewRecorder(), r, new(userBody)); !errors.As(err, &e) || e.status != tt.status {
-				t.Errorf("error %#v, want a %d", err, tt.status)
-			}
-		})
-	}
-}
-
 // Each way a body can fail to be one JSON object that fits has a 400 of its own (docs/api.md,
 // "Request bodies"). Invalid UTF-8 is judged on the whole body first, since encoding/json would
 // quietly replace bad bytes; a wrong type is reported on its own, though other fields fail too.

@@ -234,7 +234,7 @@ func FuzzAuthorization(f *testing.F) {
 // An id is a positive integer in canonical decimal, at most 2^63-1: exactly the strings that
 // strconv.FormatInt writes for a positive int64.
 func FuzzParseCanonical(f *testing.F) {
-	for _, s := range []string{"1", "7", "07", "+7", "-7", "0", "7.0", "", " 7", "９", "9223372036854775807", "9223372036854775808"} {
+	for _, s := range []string{"7", "07", "+7", "0", "9223372036854775807", "9223372036854775808"} { // more in testdata/fuzz
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
