@@ -236,10 +236,10 @@ func TestETagFollowsTheRepresentation(t *testing.T) {
 	}
 }
 
-// A write's preconditions are judged under the store's lock, with the write: of many clients that
-// send the same If-Match at once, exactly one goes ahead, and every other gets 412, since its tag
-// is no longer current when its turn comes (RFC 9110 §13.1.1: "lost update").
-func TestPreconditionIsJudgedWithTheWrite(t *testing.T) {
+// Of many clients that send the same If-Match at once, exactly one goes ahead, and every other
+// gets 412: its tag is no longer current when its turn comes. This is how If-Match prevents a
+// "lost update" (RFC 9110 §13.1.1).
+func TestOneOfManyIfMatchGoesAhead(t *testing.T) {
 	const clients = 8
 	writes := map[string]func(i int, tag string) *http.Request{
 		"PATCH a user": func(i int, tag string) *http.Request {
@@ -278,6 +278,51 @@ func TestPreconditionIsJudgedWithTheWrite(t *testing.T) {
 			}
 			if counts[200]+counts[201] != 1 || counts[412] != clients-1 {
 				t.Errorf("statuses %v, want one success and %d times 412", counts, clients-1)
+			}
+		})
+	}
+}
+
+// The store judges a write's preconditions while it holds its lock for writing, so that no other
+// write comes between the judgment and the write (RFC 9110 §13.1): the check it is given finds
+// the lock taken. A check that fails stops the write.
+func TestPreconditionIsJudgedUnderTheStoresLock(t *testing.T) {
+	ts := newTestServer(t)
+	ts.create(t, "Ann", "ann@example.com")
+	s := ts.store
+	lockHeld := func() bool {
+		if s.mu.TryRLock() {
+			s.mu.RUnlock()
+			return false
+		}
+		return true
+	}
+	bob := userFields{name: ptr("Bob"), email: ptr("bob@example.com")}
+	for _, tt := range []struct {
+		name  string
+		write func(check func() error) error
+	}{
+		{"update", func(check func() error) error {
+			_, err := s.update(1, bob, func(user) error { return check() })
+			return err
+		}},
+		{"delete", func(check func() error) error { return s.delete(1, func(user) error { return check() }) }},
+		{"createIf", func(check func() error) error {
+			_, err := s.createIf(bob, func([]user) error { return check() })
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			judgedUnderLock := false
+			err := tt.write(func() error {
+				judgedUnderLock = lockHeld()
+				return errIfMatchFailed
+			})
+			if !judgedUnderLock || err != error(errIfMatchFailed) {
+				t.Errorf("judged under the lock: %v; error %v, want the check's", judgedUnderLock, err)
+			}
+			if users := s.list(); len(users) != 1 || users[0] != (user{1, "Ann", "ann@example.com"}) {
+				t.Errorf("the store holds %v after a failed check, want Ann alone", users)
 			}
 		})
 	}
