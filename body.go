@@ -27,37 +27,25 @@ const (
 	acceptPatch = "application/json, application/merge-patch+json"
 )
 
-// readJSON reads the body of a POST, PUT or PATCH into dst: 415 for a media type the method does
-// not take or a body with a Content-Encoding, 413 for a body over 1 MiB, then 400 for a body that
-// is not one JSON object that fits dst.
-func readJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	if err := checkMediaType(r); err != nil {
-		return err
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	return decodeJSON(body, dst)
-}
-
-// checkMediaType takes application/json, and for PATCH application/merge-patch+json too, with no
-// charset but utf-8 (compared case-insensitively, RFC 9110 §8.3.2), and no Content-Encoding.
+// checkMediaType takes a body with no Content-Encoding, of type application/json (and for PATCH
+// application/merge-patch+json), with no charset but utf-8 (in any case, RFC 9110 §8.3.2).
 func checkMediaType(r *http.Request) error {
+	if len(r.Header.Values("Content-Encoding")) > 0 {
+		// A 415 for a content coding names the codings taken (RFC 9110 §15.5.16).
+		return unsupportedMediaType(r.Method, "send the body uncompressed, without a Content-Encoding").
+			withHeader("Accept-Encoding", "identity")
+	}
 	accepted := []string{"application/json"}
 	if r.Method == http.MethodPatch {
 		accepted = append(accepted, "application/merge-patch+json")
 	}
 	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type")) // lower-cases the type
+	charset, hasCharset := params["charset"]
 	switch {
 	case err != nil || !slices.Contains(accepted, mediaType):
 		return unsupportedMediaType(r.Method, "send the body as JSON, with Content-Type: "+strings.Join(accepted, " or "))
-	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
+	case hasCharset && !strings.EqualFold(charset, "utf-8"):
 		return unsupportedMediaType(r.Method, "send the body as JSON in UTF-8: charset may only be utf-8")
-	case len(r.Header.Values("Content-Encoding")) > 0:
-		// A 415 for a content coding names the codings taken (RFC 9110 §15.5.16).
-		return unsupportedMediaType(r.Method, "send the body uncompressed, without a Content-Encoding").
-			withHeader("Accept-Encoding", "identity")
 	}
 	return nil
 }
@@ -78,9 +66,13 @@ func unsupportedMediaType(method, message string) *apiError {
 // errBodyTooLarge is the 413 of a body over maxBodyBytes.
 var errBodyTooLarge = newError(http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB (1048576 bytes)")
 
-// readBody returns the whole body, read to its end before it is judged: a decoder that streams
-// would stop at the first problem, and answer 400, or even 201, to a body over the limit.
+// readBody checks the body's media type (415) and returns the whole body, read to its end before
+// it is judged (413): a decoder that streams would stop at the first problem, and answer 400, or
+// even 201, to a body over the limit.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if err := checkMediaType(r); err != nil {
+		return nil, err
+	}
 	if r.ContentLength > maxBodyBytes {
 		return nil, errBodyTooLarge // known from the headers: no need to read a byte
 	}

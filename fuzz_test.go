@@ -189,48 +189,6 @@ func FuzzParseListQuery(f *testing.F) {
 	})
 }
 
-// The Authorization header is the scheme Bearer in any case, one or more spaces and a known token,
-// nothing after it, in one header line (RFC 6750 §2.1); only then does it grant the token's role.
-// Anything else is one of the two fixed refusals, so nothing sent is repeated: no token or another
-// scheme asks for a token, and anything else says the token is invalid.
-func FuzzAuthorization(f *testing.F) {
-	for _, value := range []string{
-		"Bearer " + writeToken, "bearer " + readToken, "BEARER    " + writeToken, "Bearer", "Bearer ", "Bearer " + writeToken + " ",
-		"Bearer\t" + writeToken, "Basic dXNlcjpwYXNz", writeToken, "", " ", "Bearer " + writeToken + "\x00", "Bearer tëst",
-	} {
-		f.Add(value, "", false)
-		f.Add(value, "Bearer "+writeToken, true)
-	}
-	known, err := parseTokens(testEnv("USERS_TOKENS"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, value, second string, twoHeaders bool) {
-		r, _ := http.NewRequest("GET", "/api/users", nil)
-		r.Header["Authorization"] = []string{value} // as sent: Header.Set would tidy it
-		if twoHeaders {
-			r.Header["Authorization"] = append(r.Header["Authorization"], second)
-		}
-		granted, err := known.authenticate(r)
-
-		scheme, rest, spaced := strings.Cut(value, " ")
-		var want role
-		if !twoHeaders && spaced && strings.EqualFold(scheme, "Bearer") {
-			want = map[string]role{writeToken: roleWrite, readToken: roleRead}[strings.TrimLeft(rest, " ")]
-		}
-		wantErr := errInvalidToken
-		switch {
-		case want != 0:
-			wantErr = nil
-		case !twoHeaders && (strings.TrimSpace(value) == "" || !strings.EqualFold(scheme, "Bearer")):
-			wantErr = errNoToken
-		}
-		if granted != want || err != errorOrNil(wantErr) {
-			t.Fatalf("Authorization %q (a second line: %v): role %d, error %v; want role %d, error %v", value, twoHeaders, granted, err, want, wantErr)
-		}
-	})
-}
-
 // An id is a positive integer in canonical decimal, at most 2^63-1: exactly the strings that
 // strconv.FormatInt writes for a positive int64.
 func FuzzParseCanonical(f *testing.F) {

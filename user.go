@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -22,27 +23,39 @@ type user struct {
 	Email string `json:"email"`
 }
 
-// userBody is the body of a POST, PUT or PATCH as the client sent it, decoded by decodeJSON
-// (body.go). ID is a json.RawMessage, not a pointer, so that null is told from an absent id, and
-// 7 from 7.0.
+// userBody is the body of a POST, PUT or PATCH as the client sent it. ID is a json.RawMessage,
+// not a pointer, so that null is told from an absent id, and 7 from 7.0. Name and Email are nil
+// when the body leaves them out or sends null; nameIsNull and emailIsNull say which was null.
 type userBody struct {
 	ID    json.RawMessage `json:"id"`
-	Name  member          `json:"name"`
-	Email member          `json:"email"`
+	Name  *string         `json:"name"`
+	Email *string         `json:"email"`
+
+	nameIsNull, emailIsNull bool
 }
 
-// A member is a string member of a body: left out, null, or a string. A PATCH tells null, which
-// asks to remove the field (RFC 7396 §2), from left out, which keeps it; a *string could not.
-type member struct {
-	given bool    // the member is in the body, null included
-	value *string // nil for null
+// readUserBody reads the body of a POST, PUT or PATCH: 415, 413 (readBody), then 400.
+func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
+	data, err := readBody(w, r)
+	if err != nil {
+		return userBody{}, err
+	}
+	return decodeUserBody(data)
 }
 
-// UnmarshalJSON reads the member's value: null or a string. encoding/json calls it for null too,
-// and names the member in the error of any other value.
-func (m *member) UnmarshalJSON(data []byte) error {
-	m.given = true
-	return json.Unmarshal(data, &m.value)
+// decodeUserBody decodes a body with decodeJSON (body.go), which reports its first problem in the
+// body's order. encoding/json gives a member sent as null and one left out alike as nil, while a
+// PATCH tells them apart (null asks to remove the field, RFC 7396 §2): so the body is read once
+// more for its nulls, which cannot fail once decodeJSON has read it.
+func decodeUserBody(data []byte) (userBody, error) {
+	var body userBody
+	if err := decodeJSON(data, &body); err != nil {
+		return userBody{}, err
+	}
+	var members struct{ Name, Email json.RawMessage }
+	json.Unmarshal(data, &members)
+	body.nameIsNull, body.emailIsNull = string(members.Name) == "null", string(members.Email) == "null"
+	return body, nil
 }
 
 // userFields are the fields a write sets, checked and trimmed: nil where a PATCH leaves the
@@ -83,8 +96,8 @@ func (b userBody) replacement(id int64) (userFields, error) {
 // required (null counts as left out), and every field that fails is reported at once, name
 // first, so that a form can show them all.
 func (b userBody) wholeUser() (userFields, error) {
-	name, nameProblem := b.Name.required("name", checkName)
-	email, emailProblem := b.Email.required("email", checkEmail)
+	name, nameProblem := required("name", b.Name, checkName)
+	email, emailProblem := required("email", b.Email, checkEmail)
 	if err := fieldsError(fieldProblem{"name", nameProblem}, fieldProblem{"email", emailProblem}); err != nil {
 		return userFields{}, err
 	}
@@ -97,36 +110,36 @@ func (b userBody) patch(id int64) (userFields, error) {
 	if err := b.idIsThePaths(id); err != nil {
 		return userFields{}, err
 	}
-	if !b.Name.given && !b.Email.given {
+	if b.Name == nil && b.Email == nil && !b.nameIsNull && !b.emailIsNull {
 		return userFields{}, badRequest("the patch changes nothing: give name, email or both")
 	}
-	name, nameProblem := b.Name.optional("name", checkName)
-	email, emailProblem := b.Email.optional("email", checkEmail)
+	name, nameProblem := optional("name", b.Name, b.nameIsNull, checkName)
+	email, emailProblem := optional("email", b.Email, b.emailIsNull, checkEmail)
 	if err := fieldsError(fieldProblem{"name", nameProblem}, fieldProblem{"email", emailProblem}); err != nil {
 		return userFields{}, err
 	}
 	return userFields{name: name, email: email}, nil
 }
 
-// required checks a member that must be given: its value as check returns it, or its problem.
-func (m member) required(field string, check func(string) (string, string)) (string, string) {
-	if m.value == nil {
+// required checks a field that must be given: null counts as left out.
+func required(field string, value *string, check func(string) (string, string)) (string, string) {
+	if value == nil {
 		return "", field + " is required"
 	}
-	return check(*m.value)
+	return check(*value)
 }
 
-// optional checks a member that a PATCH may leave out: nil when it does. null would remove the
+// optional checks a field that a PATCH may leave out: nil when it does. null would remove the
 // field, which every field of a user refuses: all are required.
-func (m member) optional(field string, check func(string) (string, string)) (*string, string) {
+func optional(field string, value *string, null bool, check func(string) (string, string)) (*string, string) {
 	switch {
-	case !m.given:
-		return nil, ""
-	case m.value == nil:
+	case null:
 		return nil, field + " is required and cannot be null"
+	case value == nil:
+		return nil, ""
 	}
-	value, problem := check(*m.value)
-	return &value, problem
+	checked, problem := check(*value)
+	return &checked, problem
 }
 
 // idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON

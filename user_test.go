@@ -12,12 +12,12 @@ import (
 // The rules of user.go: what a body may set on a user, field by field and method by method
 // (docs/api.md, "Request bodies"), and the keys the store and the list compare users by.
 
-// decodedBody is a body as decodeJSON reads it into a userBody, failing the test if it cannot.
+// decodedBody is a body as decodeUserBody reads it, failing the test if it cannot.
 func decodedBody(t *testing.T, body string) userBody {
 	t.Helper()
-	var b userBody
-	if err := decodeJSON([]byte(body), &b); err != nil {
-		t.Fatalf("decodeJSON(%s): %v", body, err)
+	b, err := decodeUserBody([]byte(body))
+	if err != nil {
+		t.Fatalf("decodeUserBody(%s): %v", body, err)
 	}
 	return b
 }

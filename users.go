@@ -115,8 +115,8 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 // (RFC 9110 §9.3.3), with the user's ETag, so that a client can send If-Match next without
 // reading first.
 func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
-	var body userBody
-	if err := readJSON(w, r, &body); err != nil {
+	body, err := readUserBody(w, r)
+	if err != nil {
 		return err
 	}
 	fields, err := body.newUser()
@@ -175,8 +175,8 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body userBody
-	if err := readJSON(w, r, &body); err != nil {
+	body, err := readUserBody(w, r)
+	if err != nil {
 		return err
 	}
 	fields, err := body.replacement(id)
@@ -204,8 +204,8 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body userBody
-	if err := readJSON(w, r, &body); err != nil {
+	body, err := readUserBody(w, r)
+	if err != nil {
 		return err
 	}
 	fields, err := body.patch(id)
