@@ -61,11 +61,6 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 		return err
 	}
 	defer store.close() // once the server has stopped; close waits for a write in progress, if any
-	if cfg.sampleData && store.neverHadUsers() {
-		if err := addSampleUsers(store); err != nil {
-			return err
-		}
-	}
 	handler, err := newServer(*cfg, logger, store)
 	if err != nil {
 		return err
@@ -166,13 +161,23 @@ func defaultTimeouts(delay time.Duration) timeouts {
 }
 
 // openStore opens the store kept in the file -data names, or an empty one in memory, and says
-// which for the start-up log.
+// which for the start-up log. With -sample-data it adds the sample users to a store that never
+// had a user.
 func openStore(cfg *config) (store *userStore, storage string, err error) {
-	if cfg.dataFile == "" {
-		return newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)", nil
+	store, storage = newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)"
+	if cfg.dataFile != "" {
+		if store, err = openUserStore(cfg.dataFile); err != nil {
+			return nil, "", err
+		}
+		storage = "file " + cfg.dataFile
 	}
-	store, err = openUserStore(cfg.dataFile)
-	return store, "file " + cfg.dataFile, err
+	if cfg.sampleData && store.neverHadUsers() {
+		if err := addSampleUsers(store); err != nil {
+			store.close()
+			return nil, "", err
+		}
+	}
+	return store, storage, nil
 }
 
 // usageError is a mistake in the flags or the environment: exit status 2.

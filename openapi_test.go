@@ -324,13 +324,7 @@ func TestOpenAPIListsExactlyTheRoutes(t *testing.T) {
 //     Location, Content-Location or Link the document does not give it (docs/api.md, "Responses");
 //   - an answer of 400 and above, or 304, leaves the store as it was, and the next id unused.
 func TestOpenAPIDocumentsWhatTheServiceAnswers(t *testing.T) {
-	sampleUsers := func(t *testing.T, ts *testServer) {
-		// newTestServer builds the handler as newServer does: -sample-data is start's, so the
-		// users are added here, as start adds them.
-		if err := addSampleUsers(ts.store); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sampleUsers := func(t *testing.T) *testServer { return newTestServer(t, "-sample-data") } // the examples' users
 	tooLarge := `{"name":"` + strings.Repeat("a", 1<<20) + `","email":"ann@example.com"}`
 	setBody := func(body string) func(*exampleRequest) {
 		return func(rq *exampleRequest) { rq.body = body }
@@ -344,7 +338,7 @@ func TestOpenAPIDocumentsWhatTheServiceAnswers(t *testing.T) {
 	changes := []struct {
 		name   string
 		change func(*exampleRequest) // nil: each request the document's examples make, unchanged
-		store  func(*testing.T, *testServer)
+		server func(*testing.T) *testServer
 	}{
 		{"as the document makes it", nil, sampleUsers},
 		{"without a token", func(rq *exampleRequest) { rq.header.Del("Authorization") }, sampleUsers},
@@ -374,9 +368,11 @@ func TestOpenAPIDocumentsWhatTheServiceAnswers(t *testing.T) {
 		{"asking for page 2 of 2 a page", setQuery("page=2&per_page=2"), sampleUsers},
 		{"asking for a page past the end", setQuery("page=9&per_page=5"), sampleUsers},
 		{"asking for a name nobody has", setQuery("q=nobody"), sampleUsers},
-		{"asking for everything of a store of two", setQuery(""), func(t *testing.T, ts *testServer) {
+		{"asking for everything of a store of two", setQuery(""), func(t *testing.T) *testServer {
+			ts := newTestServer(t)
 			ts.create(t, "Ada Lovelace", "ada@example.com")
 			ts.create(t, "Alan Turing", "alan@example.com")
+			return ts
 		}},
 	}
 
@@ -393,8 +389,7 @@ func TestOpenAPIDocumentsWhatTheServiceAnswers(t *testing.T) {
 					requests = []exampleRequest{requests[0].with(c.change)}
 				}
 				for _, rq := range requests {
-					ts := newTestServer(t)
-					c.store(t, ts)
+					ts := c.server(t)
 					before := ts.store.list()
 					w := ts.serve(rq.build())
 					status := strconv.Itoa(w.Code)
