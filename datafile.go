@@ -13,7 +13,7 @@ import (
 )
 
 // With -data FILE the store keeps a copy of its users in one JSON document that a person can read
-// and edit (docs/durability.md):
+// and edit, even while the server runs (docs/durability.md):
 //
 //	{
 //	  "next_id": 3,
@@ -24,10 +24,28 @@ import (
 //
 // Each write replaces the whole file, durably, before memory changes (writeDurably, durable.go).
 
-// A dataFile is the file -data names, held by this server alone while it runs.
+// A dataFile is the file -data names, held by this server alone while it runs. Only the store
+// uses it, under the store's lock (store.go), which guards its stamp as it guards the users.
 type dataFile struct {
-	path   string // the file, its symbolic links followed: what a write replaces
-	unlock func() // lets go of the lock that keeps the file to one server
+	path   string    // the file, its symbolic links followed: what a write replaces
+	unlock func()    // lets go of the lock that keeps the file to one server
+	stamp  fileStamp // the file as the server left it at its last write or look: another is a person's edit
+}
+
+// A fileStamp is what the server notices of a file without reading it: when it was last modified,
+// and its size. A file that cannot be looked at (it is gone) has the zero stamp.
+type fileStamp struct {
+	modified int64 // nanoseconds since 1970
+	size     int64
+}
+
+// stampOf returns the stamp of the file at path.
+func stampOf(path string) fileStamp {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{modified: info.ModTime().UnixNano(), size: info.Size()}
 }
 
 // fileDocument is the document in the file.
@@ -205,10 +223,31 @@ func (f *dataFile) write(users []user, lastID int64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDurably(f.path, f.temporary(), append(document, '\n')); err != nil {
+	err = writeDurably(f.path, f.temporary(), append(document, '\n'))
+	// Recorded after every write, failed ones too (a rename may have happened before a failed
+	// folder sync), so that the server's own writes are never taken for a person's edit.
+	f.stamp = stampOf(f.path)
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	return nil
+}
+
+// readEdit reads the file as the start does when its stamp is not the one the server recorded: a
+// person has edited it (or removed it). edited is false when the file is as the server left it.
+// Each edit is read once: its stamp is recorded, whatever comes of it.
+func (f *dataFile) readEdit() (contents fileContents, edited bool, err error) {
+	stamp := stampOf(f.path)
+	if stamp == f.stamp {
+		return fileContents{}, false, nil
+	}
+	f.stamp = stamp
+	data, err := os.ReadFile(f.path)
+	if err != nil {
+		return fileContents{}, true, err
+	}
+	contents, err = parseDataFile(data)
+	return contents, true, err
 }
 
 // temporary is the file a write goes to before it is renamed over the data file: beside it, since

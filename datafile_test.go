@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // What a person may write in the data file: the store starts with these users, and gives next the
@@ -344,5 +348,155 @@ func wantFile(t testing.TB, path, want string) {
 	}
 	if runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 { // Windows has no such bits
 		t.Errorf("%s has the mode %v, want -rw-------", filepath.Base(path), info.Mode())
+	}
+}
+
+// Editing the file while the server runs (docs/durability.md, "Editing it while the server runs").
+
+// A person's edit, saved as editors save (a new file renamed over the old one), is served while
+// the server runs: the users it adds, changes and removes, within a few of the server's looks at
+// the file, which the log reports.
+func TestAnEditIsServedWhileTheServerRuns(t *testing.T) {
+	path := dataPath(t)
+	writeDataFile(t, path, `{"next_id": 3, "users": [
+		{"id": 1, "name": "Ann", "email": "ann@example.com"},
+		{"id": 2, "name": "Bob", "email": "bob@example.com"}]}`)
+	p := runProgram(t, testEnv, "-data", path, "-log-format", "json")
+
+	saveAsAnEditorDoes(t, path, `{"next_id": 4, "users": [
+		{"id": 1, "name": "Ann Lee", "email": "ann@example.com"},
+		{"id": 3, "name": "Cy", "email": "cy@example.com"}]}`)
+	want := `{"data":[{"id":1,"name":"Ann Lee","email":"ann@example.com"},{"id":3,"name":"Cy","email":"cy@example.com"}],"total":2}`
+	deadline, poll := time.After(10*time.Second), time.NewTicker(10*time.Millisecond) // the server looks about once a second
+	defer poll.Stop()
+	for list := ""; list != want; {
+		select {
+		case <-poll.C: // the list is read again at each tick, until it shows the edit
+			r, _ := http.NewRequest("GET", p.url+"/api/users", nil)
+			r.Header.Set("Authorization", "Bearer "+readToken)
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			list = string(body)
+		case <-deadline:
+			t.Fatalf("the list is still %s, want the edit %s\n%s", list, want, p.stderr)
+		}
+	}
+	loaded := p.stderr.records("the data file was edited: the edit is loaded")
+	if len(loaded) != 1 || loaded[0]["added"] != 1.0 || loaded[0]["changed"] != 1.0 || loaded[0]["removed"] != 1.0 {
+		t.Errorf("the log says %v, want one record of 1 added, 1 changed and 1 removed", loaded)
+	}
+}
+
+// An edit that fails the start's checks is not loaded: the log names its problem as the start
+// would, once however often the server looks, and the users stay as they were. The server's next
+// write replaces the broken file.
+func TestABrokenEditIsLoggedOnceAndChangesNothing(t *testing.T) {
+	path := dataPath(t)
+	store := openStoreAt(t, path)
+	created := mustCreate(t, store, "Ann", "ann@example.com")
+	log := &logBuffer{}
+	logger := slog.New(slog.NewJSONHandler(log, nil))
+
+	saveAsAnEditorDoes(t, path, "{\n  \"users\": [\n    {\"id\": 1, \"name\": \"Ann\", \"email\": \"ann@example.com\"},\n  ]\n}\n")
+	store.loadEdit(logger)
+	store.loadEdit(logger)
+	const notLoaded = "the data file was edited, but the edit is not loaded: the server goes on with the users it had, and its next write replaces the file"
+	records := log.records(notLoaded)
+	if len(records) != 1 || !strings.HasPrefix(records[0]["error"].(string), "line 4, column 3: this is not valid JSON") {
+		t.Fatalf("the log says %v, want one record naming line 4, column 3", records)
+	}
+	if users := store.list(); !slices.Equal(users, []user{created}) {
+		t.Errorf("the users are %v, want Ann as she was", users)
+	}
+
+	mustCreate(t, store, "Bob", "bob@example.com")
+	if contents := parseFileAt(t, path); len(contents.users) != 2 {
+		t.Errorf("the file holds %v after the next write, want Ann and Bob", contents.users)
+	}
+	store.loadEdit(logger)
+	if records := log.records(notLoaded); len(records) != 1 {
+		t.Errorf("the log says %v, want still one record", records)
+	}
+}
+
+// The server's own writes are never taken for a person's edit: after each of a thousand writes
+// (400 creates, 400 updates, 200 deletes), and after a write the disk failed, a look at the file
+// finds nothing to load.
+func TestTheServersOwnWritesAreNeverEdits(t *testing.T) {
+	path := dataPath(t)
+	store := openStoreAt(t, path)
+	log := &logBuffer{}
+	logger := slog.New(slog.NewJSONHandler(log, nil))
+	keep := func(user) error { return nil }
+	for i := 1; i <= 400; i++ {
+		u := mustCreate(t, store, "User", fmt.Sprintf("user%d@example.com", i))
+		store.loadEdit(logger)
+		name := "Renamed"
+		if _, err := store.update(u.ID, userFields{name: &name}, keep); err != nil {
+			t.Fatal(err)
+		}
+		store.loadEdit(logger)
+		if i%2 == 0 {
+			if err := store.delete(u.ID, keep); err != nil {
+				t.Fatal(err)
+			}
+			store.loadEdit(logger)
+		}
+	}
+	if err := os.Mkdir(path+".tmp", 0o700); err != nil { // the next write fails
+		t.Fatal(err)
+	}
+	if _, err := store.create(fieldsOf("Zed", "zed@example.com")); err == nil {
+		t.Fatal("a write with a folder at the temporary file's place went through")
+	}
+	store.loadEdit(logger)
+	if strings.Contains(log.String(), "edited") {
+		t.Errorf("the server took its own writes for an edit:\n%s", log)
+	}
+}
+
+// Ids are never reused, not even after an edit: the next id is the larger of the edited file's
+// and the server's.
+func TestAnEditGivesNoIDTwice(t *testing.T) {
+	for _, tt := range []struct {
+		name, edit string
+		nextID     int64
+	}{
+		{"an edit that leaves out a deleted user and next_id", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}]}`, 4},
+		{"an edit with a larger id", `{"users": [{"id": 10, "name": "Ten", "email": "ten@example.com"}]}`, 11},
+		{"an edit with a larger next_id", `{"next_id": 20, "users": []}`, 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := dataPath(t)
+			store := openStoreAt(t, path)
+			for _, email := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} { // ids 1, 2, 3
+				mustCreate(t, store, "User", email)
+			}
+			if err := store.delete(3, func(user) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			saveAsAnEditorDoes(t, path, tt.edit)
+			store.loadEdit(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if created := mustCreate(t, store, "Next", "next@example.com"); created.ID != tt.nextID {
+				t.Errorf("the next user has id %d, want %d", created.ID, tt.nextID)
+			}
+		})
+	}
+}
+
+// saveAsAnEditorDoes saves text at path as vim and VS Code save a file: written to a new file
+// beside it, then renamed over it.
+func saveAsAnEditorDoes(t testing.TB, path, text string) {
+	t.Helper()
+	saved := path + ".swp"
+	if err := os.WriteFile(saved, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(saved, path); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-const version = "3.0.0"
+const version = "3.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -61,6 +61,10 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 		return err
 	}
 	defer store.close() // once the server has stopped; close waits for a write in progress, if any
+	if cfg.dataFile != "" {
+		stopWatching := store.watch(logger) // a person's edits of the file, loaded while the server runs
+		defer stopWatching()
+	}
 	handler, err := newServer(*cfg, logger, store)
 	if err != nil {
 		return err

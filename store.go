@@ -3,9 +3,11 @@ package main
 import (
 	"cmp"
 	"errors"
+	"log/slog"
 	"math"
 	"slices"
 	"sync"
+	"time"
 )
 
 // The store's own errors say what went wrong in the store's words; errorFor (respond.go) gives
@@ -18,9 +20,10 @@ var (
 // userStore keeps the users in a map in memory and, with -data, a copy of them in a JSON file
 // (datafile.go) that each write replaces whole.
 //
-// Its locking rule: mu guards every field below it. Reads hold it for reading; a write holds it
-// for writing from judging the change to applying it, the file's rewrite included, so writes take
-// turns, what a write judged still holds when it applies, and reads wait for a write in progress.
+// Its locking rule: mu guards every field below it, the data file's included. Reads hold it for
+// reading; a write holds it for writing from judging the change to applying it, the file's rewrite
+// included, so writes take turns, what a write judged still holds when it applies, and reads wait
+// for a write in progress. Loading a person's edit of the file holds it for writing too.
 type userStore struct {
 	mu     sync.RWMutex
 	users  map[int64]user   // the users by id: memory follows them, never the largest id
@@ -212,6 +215,68 @@ func (s *userStore) usersAfter(c change) []user {
 	}
 	sortByID(users)
 	return users
+}
+
+// watch looks at the data file about once a second for a person's edit (loadEdit), from now until
+// the function it returns is called, which returns once the looking has stopped.
+func (s *userStore) watch(log *slog.Logger) (stop func()) {
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		ticker := time.NewTicker(time.Second)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ticker.C:
+				s.loadEdit(log)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-stopped
+	}
+}
+
+// loadEdit loads a person's edit of the data file, if there is one, as the start would load the
+// file (docs/durability.md, "Editing it while the server runs"). An edit that passes the start's
+// checks replaces the users under the lock, and the log says how many were added, changed and
+// removed; ids are still never reused. One that fails them is not loaded: the log says why, once,
+// and the server goes on with the users it had, until its next write replaces the file.
+func (s *userStore) loadEdit(log *slog.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil {
+		return
+	}
+	contents, edited, err := s.file.readEdit()
+	switch {
+	case !edited:
+		return
+	case err != nil:
+		log.Warn("the data file was edited, but the edit is not loaded: the server goes on with the users it had, and its next write replaces the file",
+			"file", s.file.path, "error", err)
+		return
+	}
+	users := make(map[int64]user, len(contents.users))
+	added, changed := 0, 0
+	for _, u := range contents.users {
+		users[u.ID] = u
+		if before, ok := s.users[u.ID]; !ok {
+			added++
+		} else if before != u {
+			changed++
+		}
+	}
+	removed := len(s.users) - (len(users) - added)
+	s.users, s.byKey = users, make(map[string]int64, len(users))
+	for _, u := range contents.users {
+		s.byKey[u.uniqueKey()] = u.ID
+	}
+	s.lastID = max(s.lastID, contents.lastID) // the larger of the file's and the server's: ids are never reused
+	log.Info("the data file was edited: the edit is loaded", "file", s.file.path, "added", added, "changed", changed, "removed", removed)
 }
 
 // close lets go of the data file, for another server to use, once the write in progress, if any,
