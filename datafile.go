@@ -146,18 +146,24 @@ func parseDataFile(data []byte) (fileContents, error) {
 		return fileContents{}, errors.New("the file ends before its JSON document does")
 	case errors.As(err, &syntaxError): // Offset counts the bytes read, the bad one included
 		return fileContents{}, fmt.Errorf("%s: this is not valid JSON: %v", position(data, syntaxError.Offset-1), err)
-	case errors.As(err, &typeError) && typeError.Field == "", err == nil && doc == nil:
-		return fileContents{}, errors.New(`the file must hold one JSON object, such as {"next_id": 1, "users": []}`)
+	case errors.As(err, &typeError) && typeError.Field == "": // an array, a string, a number
+		return fileContents{}, errNotAnObject
 	case errors.As(err, &typeError):
 		return fileContents{}, fmt.Errorf("%s: %s must be %s", position(data, typeError.Offset), typeError.Field, jsonType(typeError.Type))
 	case err != nil: // encoding/json's "json: unknown field" has no type of its own
 		return fileContents{}, fmt.Errorf("%v: the file holds next_id and users, and each user id, name and email", err)
+	}
+	if doc == nil { // the file holds null
+		return fileContents{}, errNotAnObject
 	}
 	if rest := bytes.TrimLeft(data[decoder.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return fileContents{}, fmt.Errorf("%s: something follows the JSON document: remove it", position(data, int64(len(data)-len(rest))))
 	}
 	return checkDocument(*doc)
 }
+
+// errNotAnObject is the problem of a file whose JSON is not an object.
+var errNotAnObject = errors.New(`the file must hold one JSON object, such as {"next_id": 1, "users": []}`)
 
 // checkDocument checks that ids are positive and unique, that no two users share their unique key
 // (user.go), and that next_id is beyond every id and at most 2^63; it returns the users sorted by

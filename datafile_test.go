@@ -292,7 +292,7 @@ func TestSampleDataOnlyOnAFileThatNeverHadAUser(t *testing.T) {
 }
 
 // openStoreAt opens the store kept in the data file at path, as -data does; the test's end closes
-// it, if the test has not.
+// it, if the test has not. The store's tests use it too.
 func openStoreAt(t testing.TB, path string) *userStore {
 	t.Helper()
 	s, err := openUserStore(path)
@@ -303,7 +303,7 @@ func openStoreAt(t testing.TB, path string) *userStore {
 	return s
 }
 
-// dataPath names a data file in a new temporary folder.
+// dataPath names a data file in a new temporary folder (the store's tests use it too).
 func dataPath(t testing.TB) string { return filepath.Join(t.TempDir(), "users.json") }
 
 // writeDataFile writes text to the file at path, as a person with an editor does.

@@ -14,8 +14,10 @@ import (
 	"time"
 )
 
-// The helpers every test file shares; a file's own helpers sit beside its tests. The tests start
-// the service in one of two ways:
+// The helpers that users_test.go and most other test files share. A file's own helpers sit beside
+// its tests; a few also serve the tests of a neighbouring file, named in their comments (the
+// store's and the data file's tests share a temporary data file, the HTTPS tests' certificate
+// serves the program's tests). The tests start the service in one of two ways:
 //
 //   - newTestServer builds the handler as the program does, from flags, with newServer. A test
 //     sends it requests made with httptest.NewRequest and reads the answer from a recorder
@@ -23,8 +25,9 @@ import (
 //   - runProgram runs the whole program through run, as main does: its flags, its start-up, its
 //     stop.
 //
-// What only the built program shows from outside (signals, exit statuses, sockets, crashes) is
-// tested in blackbox/.
+// Besides, a middleware's own tests wrap a handler of theirs with it (middleware_test.go), and
+// example_test.go builds the README's copy of the service. What only the built program shows from
+// outside (signals, exit statuses, sockets, crashes) is tested in blackbox/.
 
 // The tokens of the tests: USERS_TOKENS holds both.
 const (

@@ -147,18 +147,14 @@ func (q listQuery) links(total int) string {
 	return strings.Join(append(links, link(max(last, 1), "last")), ", ")
 }
 
-// userList is the list envelope. The page's numbers are in it only when a page was asked for.
+// userList is the list envelope. The page's numbers are nil, and left out, unless a page was
+// asked for.
 type userList struct {
-	Data  []user `json:"data"`
-	Total int    `json:"total"`
-	*pageNumbers
-}
-
-// pageNumbers are the members a page adds to the envelope.
-type pageNumbers struct {
-	Page       int64 `json:"page"`
-	PerPage    int64 `json:"per_page"`
-	TotalPages int64 `json:"total_pages"`
+	Data       []user `json:"data"`
+	Total      int    `json:"total"`
+	Page       *int64 `json:"page,omitempty"`
+	PerPage    *int64 `json:"per_page,omitempty"`
+	TotalPages *int64 `json:"total_pages,omitempty"`
 }
 
 // listRepresentation encodes an answer of the list: users, of total matches, and the numbers of
@@ -169,7 +165,8 @@ func listRepresentation(users []user, total int, page *pageQuery) (representatio
 		envelope.Data = []user{} // an empty list is [], never null
 	}
 	if page != nil {
-		envelope.pageNumbers = &pageNumbers{page.number, page.size, page.totalPages(total)}
+		totalPages := page.totalPages(total)
+		envelope.Page, envelope.PerPage, envelope.TotalPages = &page.number, &page.size, &totalPages
 	}
 	body, err := json.Marshal(envelope)
 	return representation{contentType: "application/json", cacheControl: "private, no-cache", body: body, etag: entityTag(body)}, err

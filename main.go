@@ -240,6 +240,8 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		return nil, flag.ErrHelp
 	case err != nil:
 		return nil, usageError{fmt.Errorf("%w (run with -h for the flags)", err)}
+	case cfg.showVersion:
+		return cfg, nil // -version prints the version whatever else the flags and the environment say
 	case flags.NArg() > 0:
 		return nil, usageError{fmt.Errorf("unexpected argument %q: the service takes only flags (run with -h)", flags.Arg(0))}
 	case !isListenAddress(cfg.addr):
@@ -252,9 +254,6 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		return nil, usageError{fmt.Errorf("-tls-cert %s needs -tls-key FILE too: HTTPS takes the certificate and its private key", cfg.tlsCert)}
 	case cfg.tlsKey != "" && cfg.tlsCert == "":
 		return nil, usageError{fmt.Errorf("-tls-key %s needs -tls-cert FILE too: HTTPS takes the certificate and its private key", cfg.tlsKey)}
-	}
-	if cfg.showVersion {
-		return cfg, nil // -version prints the version whatever else the flags and the environment say
 	}
 	cfg.timeouts = defaultTimeouts(cfg.delay)
 	if cfg.cors, err = parseCORSOrigins(*cors); err != nil {

@@ -70,7 +70,7 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 // delayed one.
 func TestStopWaitsForARequestInItsDelay(t *testing.T) {
 	cert := newCertificate(t, t.TempDir(), false)
-	program := runProgram(t, testEnv, append(cert.flags(), "-delay", "2s", "-log-format", "json")...)
+	program := runProgram(t, testEnv, append(cert.flags(), "-delay", "500ms", "-log-format", "json")...)
 	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.roots}, ForceAttemptHTTP2: true}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport}
@@ -194,24 +194,25 @@ func TestGoodFlagsAreTaken(t *testing.T) {
 	}
 }
 
-// -h prints the usage, once, naming every flag and USERS_TOKENS, and -version the version, both
-// on stdout; run returns nil (exit status 0).
+// -h prints the usage, once, naming every flag and USERS_TOKENS, and -version the version,
+// whatever the other flags say, both on stdout; run returns nil (exit status 0).
 func TestHelpAndVersionExitZero(t *testing.T) {
 	usage := []string{"Usage", "-addr", "-data", "-log-format", "-cors-origin", "-delay", "-sample-data", "-tls-cert", "-tls-key", "-version", "USERS_TOKENS"}
 	for _, tt := range []struct {
-		flag     string
+		args     string
 		mentions []string
 	}{
 		{"-h", usage},
 		{"-help", usage},
 		{"--help", usage},
 		{"-version", []string{version}},
+		{"-version -delay 1h -cors-origin HTTP://x", []string{version}},
 	} {
-		t.Run(tt.flag, func(t *testing.T) {
+		t.Run(tt.args, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			var stdout, stderr strings.Builder
-			if err := run(ctx, []string{"users", tt.flag}, testEnv, &stdout, &stderr); err != nil {
+			if err := run(ctx, append([]string{"users"}, strings.Fields(tt.args)...), testEnv, &stdout, &stderr); err != nil {
 				t.Fatalf("run returned %v, want nil (exit status 0)", err)
 			}
 			for _, m := range tt.mentions {

@@ -128,8 +128,14 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 		}
 		w.Header().Add("Vary", "Authorization")     // what an answer says depends on who asks
 		w.Header().Set("Cache-Control", "no-store") // a 200 or 304 to GET relaxes it (sendRepresentation)
-		if a.delay > 0 && !isPreflight(r) {         // -delay, for demos of loading states; never a preflight
-			readBodyFirst(r)
+		var refused error                           // OPTIONS needs no token
+		if r.Method != http.MethodOptions {
+			refused = a.tokens.permit(r)
+		}
+		if a.delay > 0 && !isPreflight(r) { // -delay, for demos of loading states; a 401 waits too
+			if refused == nil {
+				readBodyFirst(r)
+			}
 			timer := time.NewTimer(a.delay)
 			defer timer.Stop()
 			select {
@@ -138,18 +144,16 @@ func (a *api) guardAPI(next http.Handler) http.Handler {
 				return // the client has gone: nothing to answer, and the log says so (observe)
 			}
 		}
-		if r.Method != http.MethodOptions {
-			if err := a.tokens.permit(r); err != nil {
-				writeError(w, r, a.log, err)
-				return
-			}
+		if refused != nil {
+			writeError(w, r, a.log, refused)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// readBodyFirst reads the body of a request that is about to wait out -delay, up to one byte over
-// the limit, and hands it on as it was. net/http notices that a client has gone only once the
+// readBodyFirst reads the body of a request that is about to wait out -delay, once its token is
+// known good, up to one byte over the limit, and hands it on as it was. net/http notices that a client has gone only once the
 // body is read to its end: without this, a POST whose client left would still wait, then write.
 func readBodyFirst(r *http.Request) {
 	read, _ := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1)) // an error shows again to the handler

@@ -59,9 +59,8 @@ func TestEveryAnswerCarriesNosniffAndARequestID(t *testing.T) {
 			if got := w.Header().Get("X-Content-Type-Options"); got != "nosniff" {
 				t.Errorf("%d answer with X-Content-Type-Options %q, want nosniff", w.Code, got)
 			}
-			records := ts.log.records("request")
-			if logged := records[len(records)-1]["request_id"]; logged != id {
-				t.Errorf("the access log shows the id %v, the answer %q", logged, id)
+			if records := ts.log.records("request"); len(records) == 0 || records[len(records)-1]["request_id"] != id {
+				t.Errorf("the access log has %v, want its last record to show the id %q", records, id)
 			}
 		})
 	}
@@ -280,10 +279,12 @@ func TestPanicIsAJSON500OrCutsTheConnection(t *testing.T) {
 			if tt.value == "" && len(panics) != 0 {
 				t.Errorf("logged as a panic: %v", panics)
 			}
-			if tt.value != "" {
-				if stack, _ := panics[0]["stack"].(string); len(panics) != 1 || panics[0]["panic"] != tt.value ||
+			if tt.value != "" && len(panics) != 1 {
+				t.Errorf("the panic is logged %d times, want once: %v", len(panics), panics)
+			} else if tt.value != "" {
+				if stack, _ := panics[0]["stack"].(string); panics[0]["panic"] != tt.value ||
 					panics[0]["request_id"] == nil || !strings.Contains(stack, "middleware_test.go") {
-					t.Errorf("the panic is logged as %v, want once, with its value, the request's id and its stack", panics)
+					t.Errorf("the panic is logged as %v, want its value, the request's id and its stack", panics[0])
 				}
 			}
 			answered, unanswered := appLog.records("request"), appLog.records("request got no answer")
@@ -424,6 +425,7 @@ func TestDelaySlowsEveryAPIAnswerButPreflights(t *testing.T) {
 	}{
 		{"a GET under /api/", "GET", "/api/users", nil, 0},
 		{"an unknown path under /api/", "GET", "/api/nothing", nil, 0},
+		{"a refusal: a read token's POST, 403", "POST", "/api/users", nil, 0},
 		{"OPTIONS that is not a preflight", "OPTIONS", "/api/users", nil, 0},
 		{"a preflight", "OPTIONS", "/api/users", map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "GET"}, 204},
 		{"a preflight from an origin not listed", "OPTIONS", "/api/users", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"}, 204},
@@ -451,6 +453,29 @@ func TestDelaySlowsEveryAPIAnswerButPreflights(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Under -delay, the token is judged before the wait, and only a request it lets through has its
+// body read before the wait: a client without a token cannot make the server hold a body for it.
+func TestDelayReadsNoBodyWithoutAToken(t *testing.T) {
+	ts := newTestServer(t, "-delay", "1ms")
+	body := &watchedBody{Reader: strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`)}
+	r := httptest.NewRequest("POST", "/api/users", body)
+	r.Header.Set("Content-Type", "application/json")
+	if w := ts.serve(r); w.Code != http.StatusUnauthorized || body.read {
+		t.Errorf("%d, the body read: %v; want 401 and the body never read", w.Code, body.read)
+	}
+}
+
+// watchedBody is a request body that remembers whether it was read.
+type watchedBody struct {
+	io.Reader
+	read bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	b.read = true
+	return b.Reader.Read(p)
 }
 
 // A client that leaves during -delay ends its wait: the request is never carried out, so the

@@ -63,20 +63,20 @@ func fieldsError(problems ...fieldProblem) error {
 	return e
 }
 
-// errorFor returns the answer to err: an *apiError as it is, an error of the store with its
-// status, and nil for any other error, a failure of the server's own. It is the one place where a
-// store error becomes an HTTP status.
-func errorFor(err error) *apiError {
+// errorFor returns the answer to err: an *apiError as it is, and an error of the store with its
+// status. ok is false for any other error, a failure of the server's own: errInternal. It is the
+// one place where a store error becomes an HTTP status.
+func errorFor(err error) (answer *apiError, ok bool) {
 	var e *apiError
 	switch {
 	case errors.As(err, &e):
-		return e
+		return e, true
 	case errors.Is(err, errNotFound):
-		return newError(http.StatusNotFound, err.Error())
+		return newError(http.StatusNotFound, err.Error()), true
 	case errors.Is(err, errEmailTaken), errors.Is(err, errNoIDLeft):
-		return newError(http.StatusConflict, err.Error()) // the stored state, not the request, stands in the way
+		return newError(http.StatusConflict, err.Error()), true // the stored state, not the request, stands in the way
 	}
-	return nil
+	return errInternal, false
 }
 
 // errInternal is the answer to every failure nobody foresaw: the cause goes to the log, and the
@@ -86,21 +86,16 @@ var errInternal = newError(http.StatusInternalServerError, "internal server erro
 // writeError answers err with the status and message errorFor gives it; a failure of the server's
 // own (a disk that fails a write, say) is a bare 500, and its cause goes to the log.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	e := errorFor(err)
-	if e == nil {
+	e, ok := errorFor(err)
+	if !ok {
 		log.Error("request failed", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path, "error", err)
-		e = errInternal
 	}
 	for name, values := range e.header {
 		for _, value := range values {
 			w.Header().Add(name, value)
 		}
 	}
-	body, err := json.Marshal(errorBody{Error: e.message, Fields: e.fields})
-	if err != nil { // a string and a map of strings always encode: this would be a bug of ours
-		log.Error("encoding an error body", "request_id", w.Header().Get("X-Request-Id"), "error", err)
-		body, e.status = []byte(`{"error":"internal server error"}`), http.StatusInternalServerError
-	}
+	body, _ := json.Marshal(errorBody{Error: e.message, Fields: e.fields}) // a string and a map of strings always encode
 	writeJSON(w, e.status, body)
 }
 

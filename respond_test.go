@@ -22,27 +22,25 @@ func TestErrorForGivesEachErrorItsStatus(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		err    error
-		status int // 0: nil, a failure of the server's own
+		status int
+		ours   bool // the API's own answer; false for a failure of the server's own, a 500
 	}{
-		{"an *apiError", refusal, http.StatusBadRequest},
-		{"an *apiError, wrapped", fmt.Errorf("creating: %w", refusal), http.StatusBadRequest},
-		{"no such user", errNotFound, http.StatusNotFound},
-		{"no such user, wrapped", fmt.Errorf("patching 7: %w", errNotFound), http.StatusNotFound},
-		{"an e-mail taken", errEmailTaken, http.StatusConflict},
-		{"no id left", errNoIDLeft, http.StatusConflict},
-		{"anything else", errors.New("write users.json.tmp: no space left on device"), 0},
+		{"an *apiError", refusal, http.StatusBadRequest, true},
+		{"an *apiError, wrapped", fmt.Errorf("creating: %w", refusal), http.StatusBadRequest, true},
+		{"no such user", errNotFound, http.StatusNotFound, true},
+		{"no such user, wrapped", fmt.Errorf("patching 7: %w", errNotFound), http.StatusNotFound, true},
+		{"an e-mail taken", errEmailTaken, http.StatusConflict, true},
+		{"no id left", errNoIDLeft, http.StatusConflict, true},
+		{"anything else", errors.New("write users.json.tmp: no space left on device"), http.StatusInternalServerError, false},
+		{"the store closed", errClosed, http.StatusInternalServerError, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := errorFor(tt.err)
-			switch {
-			case tt.status == 0 && e != nil:
-				t.Errorf("errorFor = %#v, want nil", e)
-			case tt.status != 0 && (e == nil || e.status != tt.status):
-				t.Errorf("errorFor = %#v, want status %d", e, tt.status)
+			if e, ok := errorFor(tt.err); e.status != tt.status || ok != tt.ours {
+				t.Errorf("errorFor = %#v, %v; want status %d, %v", e, ok, tt.status, tt.ours)
 			}
 		})
 	}
-	if e := errorFor(refusal); e != refusal {
+	if e, _ := errorFor(refusal); e != refusal {
 		t.Errorf("errorFor(an *apiError) = %#v, want it as it is", e)
 	}
 }

@@ -15,6 +15,7 @@ import (
 var (
 	errNotFound = errors.New("no user has this id")
 	errNoIDLeft = errors.New("no id is left to give: every id up to 9223372036854775807 has been used once")
+	errClosed   = errors.New("the store is closed: the server has stopped")
 )
 
 // userStore keeps the users in a map in memory and, with -data, a copy of them in a JSON file
@@ -30,6 +31,7 @@ type userStore struct {
 	byKey  map[string]int64 // each user's uniqueKey (user.go) to its id: no two users share one
 	lastID int64            // the largest id ever given, 0 before the first: ids are never reused
 	file   *dataFile        // nil when the users live in memory only
+	closed bool             // the server has stopped: writes are refused, the file is another's to lock
 }
 
 // newUserStore returns an empty store that keeps its users in memory only.
@@ -183,6 +185,9 @@ type change struct {
 // could take back; a write the disk fails changes nothing, and the next write tries again. The
 // caller holds mu for writing.
 func (s *userStore) commit(c change) error {
+	if s.closed {
+		return errClosed // a request left behind by a stop that timed out: the file is no longer locked
+	}
 	if s.file != nil {
 		if err := s.file.write(s.usersAfter(c), max(s.lastID, c.id)); err != nil {
 			return err
@@ -280,11 +285,12 @@ func (s *userStore) loadEdit(log *slog.Logger) {
 }
 
 // close lets go of the data file, for another server to use, once the write in progress, if any,
-// is done.
+// is done. Every write after it fails with errClosed. A second close does nothing.
 func (s *userStore) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.file != nil {
+	if s.file != nil && !s.closed {
 		s.file.close()
 	}
+	s.closed = true
 }

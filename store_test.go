@@ -195,6 +195,33 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 	}
 }
 
+// Once the store is closed (the server has stopped, and another may lock the file), every write is
+// refused with errClosed, and the file stays as it was; reads go on.
+func TestStoreClosedRefusesWrites(t *testing.T) {
+	path := dataPath(t)
+	s := openStoreAt(t, path)
+	ann := mustCreate(t, s, "Ann", "ann@example.com")
+	before := fileText(t, path)
+	s.close()
+	keep := func(user) error { return nil }
+	if _, err := s.create(fieldsOf("Bob", "bob@example.com")); err != errClosed {
+		t.Errorf("create after close: %v, want errClosed", err)
+	}
+	if _, err := s.update(ann.ID, fieldsOf("Ann Lee", "ann@example.com"), keep); err != errClosed {
+		t.Errorf("update after close: %v, want errClosed", err)
+	}
+	if err := s.delete(ann.ID, keep); err != errClosed {
+		t.Errorf("delete after close: %v, want errClosed", err)
+	}
+	if after := fileText(t, path); after != before {
+		t.Errorf("the file changed after close:\n%s", after)
+	}
+	if users := s.list(); !slices.Equal(users, []user{ann}) {
+		t.Errorf("the users are %v, want Ann", users)
+	}
+	s.close() // a second close does nothing
+}
+
 // list returns every user in id order, as a copy: a handler filters, sorts and encodes it without
 // the store's lock (docs/api.md, "Listing"), and nothing it does to the copy reaches the store.
 func TestStoreListIsACopyInIDOrder(t *testing.T) {
@@ -295,7 +322,7 @@ func TestConcurrentWritesAllReachTheFile(t *testing.T) {
 	}
 }
 
-// mustCreate adds a user to s, failing the test if it cannot.
+// mustCreate adds a user to s, failing the test if it cannot (the data file's tests use it too).
 func mustCreate(t testing.TB, s *userStore, name, email string) user {
 	t.Helper()
 	created, err := s.create(fieldsOf(name, email))

@@ -366,7 +366,8 @@ func newCertificate(t testing.TB, dir string, byCA bool) testCertificate {
 	return c
 }
 
-// roundTrip sends r with client and returns the answer and its whole body.
+// roundTrip sends r with client and returns the answer and its whole body (the program's and the
+// page's tests use it too).
 func roundTrip(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
 	t.Helper()
 	resp, err := client.Do(r)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -32,15 +31,6 @@ type userBody struct {
 	Email *string         `json:"email"`
 
 	nameIsNull, emailIsNull bool
-}
-
-// readUserBody reads the body of a POST, PUT or PATCH: 415, 413 (readBody), then 400.
-func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
-	data, err := readBody(w, r)
-	if err != nil {
-		return userBody{}, err
-	}
-	return decodeUserBody(data)
 }
 
 // decodeUserBody decodes a body with decodeJSON (body.go), which reports its first problem in the

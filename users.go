@@ -281,6 +281,15 @@ func notFound(w http.ResponseWriter, r *http.Request) error {
 	return newError(http.StatusNotFound, "there is nothing at this path: the users are at /api/users")
 }
 
+// readUserBody reads the body of a POST, PUT or PATCH: 415, 413 (readBody), then 400.
+func readUserBody(w http.ResponseWriter, r *http.Request) (userBody, error) {
+	data, err := readBody(w, r)
+	if err != nil {
+		return userBody{}, err
+	}
+	return decodeUserBody(data)
+}
+
 // pathID reads the {id} of the path: a positive integer in canonical decimal, so that each user
 // has one URI. Anything else names no user: 404 (docs/api.md, "Routes").
 func pathID(r *http.Request) (int64, error) {
