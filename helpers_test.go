@@ -58,13 +58,15 @@ func newTestServer(t testing.TB, flags ...string) *testServer {
 	if err != nil {
 		t.Fatalf("parseConfig(%q): %v", flags, err)
 	}
-	store, _, err := openStore(cfg)
+	log := &logBuffer{}
+	logger := newLogger(cfg.logFormat, log)
+	ctx, cancel := context.WithCancel(context.Background()) // done at the test's end, as run's at a stop
+	store, _, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(store.close)
-	log := &logBuffer{}
-	handler, err := newServer(*cfg, newLogger(cfg.logFormat, log), store)
+	t.Cleanup(func() { cancel(); store.close() })
+	handler, err := newServer(*cfg, logger, store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,15 +56,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // flight finish.
 func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	logger := newLogger(cfg.logFormat, stderr)
-	store, storage, err := openStore(cfg)
+	store, storage, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer store.close() // once the server has stopped; close waits for a write in progress, if any
-	if cfg.dataFile != "" {
-		stopWatching := store.watch(logger) // a person's edits of the file, loaded while the server runs
-		defer stopWatching()
-	}
 	handler, err := newServer(*cfg, logger, store)
 	if err != nil {
 		return err
@@ -164,15 +160,17 @@ func defaultTimeouts(delay time.Duration) timeouts {
 		idle: 2 * time.Minute, shutdown: delay + 10*time.Second}
 }
 
-// openStore opens the store kept in the file -data names, or an empty one in memory, and says
-// which for the start-up log. With -sample-data it adds the sample users to a store that never
-// had a user.
-func openStore(cfg *config) (store *userStore, storage string, err error) {
+// openStore opens the store kept in the file -data names, whose edits it then loads until ctx is
+// done, or an empty one in memory, and says which for the start-up log. With -sample-data it adds
+// the sample users to a store that never had a user. It is where a program that keeps its users
+// elsewhere (a database) opens its own store (examples/postgres).
+func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *userStore, storage string, err error) {
 	store, storage = newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)"
 	if cfg.dataFile != "" {
 		if store, err = openUserStore(cfg.dataFile); err != nil {
 			return nil, "", err
 		}
+		go store.watch(ctx, logger) // a person's edits of the file, loaded while the server runs
 		storage = "file " + cfg.dataFile
 	}
 	if cfg.sampleData && store.neverHadUsers() {

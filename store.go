@@ -1,11 +1,10 @@
 package main
 
 import (
-	"cmp"
+	"context"
 	"errors"
 	"log/slog"
 	"math"
-	"slices"
 	"sync"
 	"time"
 )
@@ -84,11 +83,6 @@ func (s *userStore) copyUsers() []user {
 		users = append(users, u)
 	}
 	return users
-}
-
-// sortByID sorts users in ascending id order.
-func sortByID(users []user) {
-	slices.SortFunc(users, func(a, b user) int { return cmp.Compare(a.ID, b.ID) })
 }
 
 // neverHadUsers reports whether no user was ever created: -sample-data fills only such a store.
@@ -222,26 +216,18 @@ func (s *userStore) usersAfter(c change) []user {
 	return users
 }
 
-// watch looks at the data file about once a second for a person's edit (loadEdit), from now until
-// the function it returns is called, which returns once the looking has stopped.
-func (s *userStore) watch(log *slog.Logger) (stop func()) {
-	quit, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		ticker := time.NewTicker(time.Second)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ticker.C:
-				s.loadEdit(log)
-			}
+// watch looks at the data file about once a second for a person's edit (loadEdit), until ctx is
+// done. openStore (main.go) runs it beside the server.
+func (s *userStore) watch(ctx context.Context, log *slog.Logger) {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			s.loadEdit(log)
 		}
-	}()
-	return func() {
-		close(quit)
-		<-stopped
 	}
 }
 
@@ -253,7 +239,7 @@ func (s *userStore) watch(log *slog.Logger) (stop func()) {
 func (s *userStore) loadEdit(log *slog.Logger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.file == nil {
+	if s.file == nil || s.closed {
 		return
 	}
 	contents, edited, err := s.file.readEdit()

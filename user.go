@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -173,6 +175,11 @@ func checkEmail(email string) (trimmed, problem string) {
 		return email, "email must be a plain address such as ann@example.com"
 	}
 	return email, ""
+}
+
+// sortByID sorts users in ascending id order: the order of the list and of the data file.
+func sortByID(users []user) {
+	slices.SortFunc(users, func(a, b user) int { return cmp.Compare(a.ID, b.ID) })
 }
 
 // The unique field. No two users may have the same e-mail, compared lower-cased: the store keeps
