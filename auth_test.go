@@ -111,7 +111,7 @@ func TestRefusedTokenIs401WithItsChallenge(t *testing.T) {
 			if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != tt.challenge {
 				t.Errorf("%d, WWW-Authenticate %q; want 401 and %s", w.Code, w.Header().Get("WWW-Authenticate"), tt.challenge)
 			}
-			if users := ts.store.list(); len(users) != 0 {
+			if users := allUsers(t, ts.store); len(users) != 0 {
 				t.Errorf("a refused request created %v", users)
 			}
 		})
@@ -162,7 +162,7 @@ func TestTokenThenPermissionThenRouting(t *testing.T) {
 				if challenge := w.Header().Get("WWW-Authenticate"); w.Code == http.StatusForbidden && challenge != `Bearer realm="users", error="insufficient_scope"` {
 					t.Errorf("a 403 with WWW-Authenticate %q, want the insufficient_scope challenge", challenge)
 				}
-				if users := ts.store.list(); !reflect.DeepEqual(users, []user{ann}) {
+				if users := allUsers(t, ts.store); !reflect.DeepEqual(users, []user{ann}) {
 					t.Errorf("the store holds %v, want Ann alone, as before", users)
 				}
 			})

@@ -187,11 +187,11 @@ func TestTheFileHoldsEveryAcknowledgedWrite(t *testing.T) {
   ]
 }
 `)
-	acknowledged := s.list()
+	acknowledged := allUsers(t, s)
 	s.close()
 
 	restarted := openStoreAt(t, path)
-	if users := restarted.list(); !slices.Equal(users, acknowledged) {
+	if users := allUsers(t, restarted); !slices.Equal(users, acknowledged) {
 		t.Errorf("after a restart the store holds %v, want %v", users, acknowledged)
 	}
 	if dee := mustCreate(t, restarted, "Dee", "dee@example.com"); dee.ID != 4 {
@@ -409,7 +409,7 @@ func TestABrokenEditIsLoggedOnceAndChangesNothing(t *testing.T) {
 	if len(records) != 1 || !strings.HasPrefix(records[0]["error"].(string), "line 4, column 3: this is not valid JSON") {
 		t.Fatalf("the log says %v, want one record naming line 4, column 3", records)
 	}
-	if users := store.list(); !slices.Equal(users, []user{created}) {
+	if users := allUsers(t, store); !slices.Equal(users, []user{created}) {
 		t.Errorf("the users are %v, want Ann as she was", users)
 	}
 

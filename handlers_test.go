@@ -105,7 +105,7 @@ func TestPutReplacesButNeverCreates(t *testing.T) {
 			if w := ts.serve(apiRequest("PUT", tt.target, writeToken, tt.body)); w.Code != tt.status {
 				t.Errorf("status %d %s, want %d", w.Code, w.Body, tt.status)
 			}
-			if got := ts.store.list(); !slices.Equal(got, tt.want) {
+			if got := allUsers(t, ts.store); !slices.Equal(got, tt.want) {
 				t.Errorf("the users are %v, want %v", got, tt.want)
 			}
 		})
@@ -208,7 +208,7 @@ func TestChecksInTheirOrder(t *testing.T) {
 			if w.Code == http.StatusMethodNotAllowed && w.Header().Get("Allow") != "GET, HEAD, PUT, PATCH, DELETE, OPTIONS" {
 				t.Errorf("Allow %q, want the methods of a user", w.Header().Get("Allow"))
 			}
-			if users := ts.store.list(); len(users) != 1 || users[0] != (user{1, "Ann", "ann@example.com"}) {
+			if users := allUsers(t, ts.store); len(users) != 1 || users[0] != (user{1, "Ann", "ann@example.com"}) {
 				t.Errorf("the store holds %v, want Ann alone, as before", users)
 			}
 		})
@@ -234,7 +234,7 @@ func TestBodyLimitIsExactly1MiB(t *testing.T) {
 			if w := ts.serve(apiRequest("POST", "/api/users", writeToken, tt.body)); w.Code != tt.status {
 				t.Errorf("status %d %s, want %d", w.Code, w.Body, tt.status)
 			}
-			if users := ts.store.list(); len(users) != tt.users {
+			if users := allUsers(t, ts.store); len(users) != tt.users {
 				t.Errorf("the store holds %v, want %d users", users, tt.users)
 			}
 		})

@@ -95,6 +95,16 @@ func (ts *testServer) create(t testing.TB, name, email string) user {
 	return created
 }
 
+// allUsers returns every user of the store, in id order, failing the test if it cannot.
+func allUsers(t testing.TB, s *userStore) []user {
+	t.Helper()
+	users, err := s.list()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return users
+}
+
 // program is the whole program, run by runProgram in the test's process.
 type program struct {
 	url    string     // where it listens, from its start-up log

@@ -34,7 +34,7 @@ func TestHostileRequestsChangeNothing(t *testing.T) {
 			for _, name := range []string{"Ann", "Bob", "Cy"} {
 				ts.create(t, name, strings.ToLower(name)+"@example.com")
 			}
-			before := ts.store.list()
+			before := allUsers(t, ts.store)
 			r := apiRequest(c.method, c.target, c.token, c.body, c.header...)
 			if c.prepare != nil {
 				c.prepare(r)
@@ -50,7 +50,7 @@ func TestHostileRequestsChangeNothing(t *testing.T) {
 				json.Unmarshal(w.Body.Bytes(), &failure) != nil || failure.Error == "") {
 				t.Errorf("a %d without the JSON error body: %.200q", w.Code, w.Body)
 			}
-			if after := ts.store.list(); !slices.Equal(after, before) {
+			if after := allUsers(t, ts.store); !slices.Equal(after, before) {
 				t.Errorf("the store changed:\nbefore %v\nafter  %v", before, after)
 			}
 			if next := ts.create(t, "Dee", "dee@example.com"); next.ID != 4 {

@@ -61,6 +61,11 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 		return err
 	}
 	defer store.close() // once the server has stopped; close waits for a write in progress, if any
+
+	users, err := store.list() // for the start-up log
+	if err != nil {
+		return err
+	}
 	handler, err := newServer(*cfg, logger, store)
 	if err != nil {
 		return err
@@ -84,7 +89,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if cfg.generated != nil {
 		printTokenNotice(stderr, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
 	}
-	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", len(store.list()), "storage", storage, "version", version)
+	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", len(users), "storage", storage, "version", version)
 	if cfg.tls == nil && !isLoopback(listener.Addr()) {
 		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
 	}

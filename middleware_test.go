@@ -386,7 +386,7 @@ func TestCORSAnswersTheListedOriginsOnly(t *testing.T) {
 			}
 		})
 	}
-	if users := ts.store.list(); len(users) != 0 {
+	if users := allUsers(t, ts.store); len(users) != 0 {
 		t.Errorf("the requests created %v", users)
 	}
 }
@@ -504,7 +504,7 @@ func TestDelayEndsWhenTheClientLeaves(t *testing.T) {
 			for {
 				answered, unanswered := recordsOf(ts.log.records("request"), tt.id), recordsOf(ts.log.records("request got no answer"), tt.id)
 				if len(answered) > 0 {
-					t.Fatalf("the wait went on after the client left: the request was carried out, %v; the store holds %v", answered[0], ts.store.list())
+					t.Fatalf("the wait went on after the client left: the request was carried out, %v; the store holds %v", answered[0], allUsers(t, ts.store))
 				}
 				if len(unanswered) > 0 {
 					break
@@ -515,7 +515,7 @@ func TestDelayEndsWhenTheClientLeaves(t *testing.T) {
 					t.Fatalf("no record of the request 20s after its client left:\n%s", ts.log)
 				}
 			}
-			if users := ts.store.list(); len(users) != 0 {
+			if users := allUsers(t, ts.store); len(users) != 0 {
 				t.Errorf("the store holds %v, want it as it was", users)
 			}
 		})

@@ -67,13 +67,14 @@ func (s *userStore) get(id int64) (user, error) {
 }
 
 // list returns a copy of every user, in id order. It is sorted once the lock is let go, so that
-// readers hold up a write only as long as the copy takes.
-func (s *userStore) list() []user {
+// readers hold up a write only as long as the copy takes. It never fails; a store kept elsewhere,
+// a database say, may.
+func (s *userStore) list() ([]user, error) {
 	s.mu.RLock()
 	users := s.copyUsers()
 	s.mu.RUnlock()
 	sortByID(users)
-	return users
+	return users, nil
 }
 
 // copyUsers returns a copy of every user, in no order. The caller holds mu.

@@ -46,7 +46,7 @@ func TestStoreGivesTheLastIDOnce(t *testing.T) {
 	if _, err := s.create(fieldsOf("Bob", "bob@example.com")); !errors.Is(err, errNoIDLeft) {
 		t.Errorf("a create once every id was given: %v, want %v", err, errNoIDLeft)
 	}
-	if users := s.list(); len(users) != 1 {
+	if users := allUsers(t, s); len(users) != 1 {
 		t.Errorf("the store holds %v, want Ann alone", users)
 	}
 	if contents := parseFileAt(t, path); contents.lastID != math.MaxInt64 {
@@ -72,7 +72,7 @@ func TestStoreMissingUserIsNotFound(t *testing.T) {
 	if err := s.delete(2, notAsked); !errors.Is(err, errNotFound) {
 		t.Errorf("delete: %v, want %v", err, errNotFound)
 	}
-	if users := s.list(); !slices.Equal(users, []user{ann}) {
+	if users := allUsers(t, s); !slices.Equal(users, []user{ann}) {
 		t.Errorf("the store holds %v, want Ann alone, as before", users)
 	}
 }
@@ -117,13 +117,13 @@ func TestStoreEmailIsUniqueInAnyCase(t *testing.T) {
 			s := newUserStore()
 			mustCreate(t, s, "Ann", "ann@example.com")
 			mustCreate(t, s, "Bob", "bob@example.com")
-			before := s.list()
+			before := allUsers(t, s)
 
 			err := tc.write(s)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
-			if users := s.list(); err != nil && !slices.Equal(users, before) {
+			if users := allUsers(t, s); err != nil && !slices.Equal(users, before) {
 				t.Errorf("the refused write changed the store: %v, want %v", users, before)
 			}
 		})
@@ -168,7 +168,7 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 			if _, err := s.update(1, fieldsOf("Ann Lee", "user1@example.com"), allowAny); err != nil {
 				t.Fatal(err)
 			}
-			before := s.list()
+			before := allUsers(t, s)
 
 			var seen any
 			var locked bool
@@ -188,7 +188,7 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 			if want := tc.want(before); !reflect.DeepEqual(seen, want) {
 				t.Errorf("the check saw\n  %v\nwant\n  %v", seen, want)
 			}
-			if users := s.list(); !slices.Equal(users, before) {
+			if users := allUsers(t, s); !slices.Equal(users, before) {
 				t.Error("the refused write changed the store")
 			}
 		})
@@ -216,7 +216,7 @@ func TestStoreClosedRefusesWrites(t *testing.T) {
 	if after := fileText(t, path); after != before {
 		t.Errorf("the file changed after close:\n%s", after)
 	}
-	if users := s.list(); !slices.Equal(users, []user{ann}) {
+	if users := allUsers(t, s); !slices.Equal(users, []user{ann}) {
 		t.Errorf("the users are %v, want Ann", users)
 	}
 	s.close() // a second close does nothing
@@ -232,13 +232,13 @@ func TestStoreListIsACopyInIDOrder(t *testing.T) {
 	if err := s.delete(7, allowAny); err != nil {
 		t.Fatal(err)
 	}
-	users := s.list()
+	users := allUsers(t, s)
 	if len(users) != 19 || !slices.IsSortedFunc(users, func(a, b user) int { return cmp.Compare(a.ID, b.ID) }) {
 		t.Fatalf("list gave %v, want the 19 users in id order", users)
 	}
 	users[0].Name = "Changed"
 	slices.Reverse(users)
-	if again := s.list(); again[0].ID != 1 || again[0].Name != "User" {
+	if again := allUsers(t, s); again[0].ID != 1 || again[0].Name != "User" {
 		t.Errorf("a change to the copy reached the store: the first user is %v", again[0])
 	}
 }
@@ -270,7 +270,7 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 			s := openStoreAt(t, path)
 			mustCreate(t, s, "Ann", "ann@example.com")
 			mustCreate(t, s, "Bob", "bob@example.com")
-			before, file := s.list(), fileText(t, path)
+			before, file := allUsers(t, s), fileText(t, path)
 			if err := os.Mkdir(path+".tmp", 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 			if err := tc.write(s); err == nil {
 				t.Fatal("the write succeeded on a disk that fails")
 			}
-			if users := s.list(); !slices.Equal(users, before) {
+			if users := allUsers(t, s); !slices.Equal(users, before) {
 				t.Errorf("memory holds %v, want %v, as before the failed write", users, before)
 			}
 			if _, err := s.create(fieldsOf("Annie", "ANN@example.com")); !errors.Is(err, errEmailTaken) {
@@ -294,8 +294,8 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 			if err := tc.write(s); err != nil {
 				t.Fatalf("the write once the disk works again: %v", err)
 			}
-			if contents := parseFileAt(t, path); !slices.Equal(contents.users, s.list()) {
-				t.Errorf("the file holds %v, memory %v", contents.users, s.list())
+			if contents := parseFileAt(t, path); !slices.Equal(contents.users, allUsers(t, s)) {
+				t.Errorf("the file holds %v, memory %v", contents.users, allUsers(t, s))
 			}
 		})
 	}
@@ -317,8 +317,8 @@ func TestConcurrentWritesAllReachTheFile(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if contents := parseFileAt(t, path); len(contents.users) != 8 || !slices.Equal(contents.users, s.list()) {
-		t.Errorf("the file holds %v, want the 8 users in memory: %v", contents.users, s.list())
+	if contents := parseFileAt(t, path); len(contents.users) != 8 || !slices.Equal(contents.users, allUsers(t, s)) {
+		t.Errorf("the file holds %v, want the 8 users in memory: %v", contents.users, allUsers(t, s))
 	}
 }
 

@@ -68,6 +68,11 @@ else
   elif [ $rc -ne 0 ]; then exit $rc; fi
 fi
 
+step "PostgreSQL: the service over a database, two processes on one, the kit and races (examples/postgres/check.sh)"
+rc=0; examples/postgres/check.sh || rc=$?
+if [ $rc -eq 77 ]; then skipped+=("the PostgreSQL check: no PostgreSQL server (apt-get install postgresql)")
+elif [ $rc -ne 0 ]; then exit $rc; fi
+
 step "the container image: build it, replay README's \"Run it in a container\", the kit against it (container/check.sh)"
 rc=0; container/check.sh || rc=$?
 if [ $rc -eq 77 ]; then skipped+=("the container check: needs Podman, runc and busybox (apt-get install podman runc busybox-static)")

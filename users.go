@@ -100,7 +100,11 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	users, total := query.selectUsers(a.store.list())
+	all, err := a.store.list()
+	if err != nil {
+		return err
+	}
+	users, total := query.selectUsers(all)
 	list, err := listRepresentation(users, total, query.page)
 	if err != nil {
 		return err

@@ -222,7 +222,7 @@ func TestFailedWriteIs500AndTheNextTriesAgain(t *testing.T) {
 	if records := ts.log.records("request failed"); len(records) != 1 || !strings.Contains(records[0]["error"].(string), "users.json.tmp") {
 		t.Errorf("the log says %v, want the cause of the 500", records)
 	}
-	if users := ts.store.list(); len(users) != 1 {
+	if users := allUsers(t, ts.store); len(users) != 1 {
 		t.Errorf("the users are %v, want Ann still, as before the failed write", users)
 	}
 

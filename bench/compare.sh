@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# bench/compare.sh CHECKOUT: the service of another checkout beside this one's, under the same
-# four workloads as bench/load.sh (GET one user, the list, 90% GET and 10% PUT, POST), 1,000 seed
-# users, wrk -c64. The rounds alternate between the two, so that a machine that slows down during
+# bench/compare.sh OTHER: the service of another checkout, or another built program, beside this
+# one's, under the same four workloads as bench/load.sh (GET one user, the list, 90% GET and 10%
+# PUT, POST), 1,000 seed users, wrk -c64. The rounds alternate between the two, so that a machine that slows down during
 # the run slows both alike. It prints each run, then the medians and the ratio this/other.
 #
 # Usage: git worktree add ../before <commit>; bench/compare.sh ../before    (about 4 minutes)
+#   OTHER may also be a program built elsewhere, such as examples/postgres/check.sh leaves in $OUT;
+#   it gets this script's environment (DATABASE_URL, say).
 #   DURATION=5 seconds a workload, ROUNDS=3, WORKLOADS="get list mix post", as load.sh takes them.
 set -euo pipefail
-other=$(cd "$1" && pwd)
+other=$(realpath "$1")
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-3} USERS=1000 TOKEN=bench-write
@@ -16,7 +18,7 @@ source bench/common.sh # wrk, $work, pids and stop_all, wait_for_line
 
 echo "building this checkout's service and $other's"
 go build -o "$work/this" .
-(cd "$other" && go build -o "$work/other" .)
+if [ -d "$other" ]; then (cd "$other" && go build -o "$work/other" .); else cp "$other" "$work/other"; fi
 go build -o "$work/seed" ./bench/seed
 
 for round in $(seq "$ROUNDS"); do
