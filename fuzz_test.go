@@ -52,11 +52,11 @@ func FuzzDecodeUserBody(f *testing.F) {
 		switch {
 		case err != nil:
 		case pathID == 0:
-			fields, err = b.newUser()
+			fields, err = b.createFields()
 		case patch:
-			fields, err = b.patch(pathID)
+			fields, err = b.patchFields(pathID)
 		default:
-			fields, err = b.replacement(pathID)
+			fields, err = b.replaceFields(pathID)
 		}
 		if err != nil {
 			var e *apiError

@@ -281,8 +281,8 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 // isListenAddress checks -addr at once, so a typo is a usage error (exit 2), not exit 1.
 func isListenAddress(addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
-	n, convErr := strconv.Atoi(port)
-	return err == nil && convErr == nil && n >= 0 && n <= 65535
+	_, convErr := strconv.ParseUint(port, 10, 16) // digits only, 0 to 65535
+	return err == nil && convErr == nil
 }
 
 // printTokenNotice shows generated tokens, with a curl line that works as pasted: nowhere else.

@@ -45,7 +45,9 @@ func decodeUserBody(data []byte) (userBody, error) {
 		return userBody{}, err
 	}
 	var members struct{ Name, Email json.RawMessage }
-	json.Unmarshal(data, &members)
+	if err := json.Unmarshal(data, &members); err != nil {
+		return userBody{}, err // not reached: decodeJSON has read this very object
+	}
 	body.nameIsNull, body.emailIsNull = string(members.Name) == "null", string(members.Email) == "null"
 	return body, nil
 }
@@ -67,17 +69,18 @@ func (f userFields) applyTo(u user) user {
 	return u
 }
 
-// newUser applies the rules of a POST body: both fields, and no id, which is the server's to give.
-func (b userBody) newUser() (userFields, error) {
+// createFields checks a POST body against the rules and returns the fields it sets: both fields,
+// and no id, which is the server's to give.
+func (b userBody) createFields() (userFields, error) {
 	if b.ID != nil {
 		return userFields{}, badRequest("id is assigned by the server: leave it out of the body")
 	}
 	return b.wholeUser()
 }
 
-// replacement applies the rules of a PUT body: both fields, since PUT replaces the whole user,
-// and an id only if it is the path's.
-func (b userBody) replacement(id int64) (userFields, error) {
+// replaceFields checks a PUT body against the rules and returns the fields it sets: both fields,
+// since PUT replaces the whole user, and an id only if it is the path's.
+func (b userBody) replaceFields(id int64) (userFields, error) {
 	if err := b.idIsThePaths(id); err != nil {
 		return userFields{}, err
 	}
@@ -96,9 +99,9 @@ func (b userBody) wholeUser() (userFields, error) {
 	return userFields{name: &name, email: &email}, nil
 }
 
-// patch applies the rules of a PATCH body, a JSON Merge Patch (RFC 7396): the fields it names, at
-// least one, and an id only if it is the path's.
-func (b userBody) patch(id int64) (userFields, error) {
+// patchFields checks a PATCH body, a JSON Merge Patch (RFC 7396), against the rules and returns
+// the fields it sets: the fields it names, at least one, and an id only if it is the path's.
+func (b userBody) patchFields(id int64) (userFields, error) {
 	if err := b.idIsThePaths(id); err != nil {
 		return userFields{}, err
 	}

@@ -152,8 +152,8 @@ func TestWholeUserNeedsBothFields(t *testing.T) {
 			name string
 			rule func(userBody) (userFields, error)
 		}{
-			{"POST", userBody.newUser},
-			{"PUT", func(b userBody) (userFields, error) { return b.replacement(7) }},
+			{"POST", userBody.createFields},
+			{"PUT", func(b userBody) (userFields, error) { return b.replaceFields(7) }},
 		} {
 			t.Run(method.name+" "+tt.name, func(t *testing.T) {
 				fields, err := method.rule(decodedBody(t, tt.body))
@@ -198,7 +198,7 @@ func TestPatchNeedsAFieldAndRefusesNull(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fields, err := decodedBody(t, tt.body).patch(7)
+			fields, err := decodedBody(t, tt.body).patchFields(7)
 			switch {
 			case tt.want != nil:
 				if !reflect.DeepEqual(err, error(tt.want)) {
@@ -219,9 +219,9 @@ func TestIDInTheBodyIsThePathsOrNone(t *testing.T) {
 	assigned := badRequest("id is assigned by the server: leave it out of the body")
 	notThePaths := badRequest("id in the body must be the id of the path, written as the integer 7, or left out")
 	rules := map[string]func(userBody) (userFields, error){
-		"POST":  userBody.newUser,
-		"PUT":   func(b userBody) (userFields, error) { return b.replacement(7) },
-		"PATCH": func(b userBody) (userFields, error) { return b.patch(7) },
+		"POST":  userBody.createFields,
+		"PUT":   func(b userBody) (userFields, error) { return b.replaceFields(7) },
+		"PATCH": func(b userBody) (userFields, error) { return b.patchFields(7) },
 	}
 	const ann = `"name":"Ann","email":"ann@example.com"`
 	for _, tt := range []struct {

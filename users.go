@@ -123,7 +123,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fields, err := body.newUser()
+	fields, err := body.createFields()
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fields, err := body.replacement(id)
+	fields, err := body.replaceFields(id)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fields, err := body.patch(id)
+	fields, err := body.patchFields(id)
 	if err != nil {
 		return err
 	}

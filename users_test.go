@@ -219,8 +219,12 @@ func TestFailedWriteIs500AndTheNextTriesAgain(t *testing.T) {
 	if w.Code != http.StatusInternalServerError || w.Body.String() != `{"error":"internal server error"}` {
 		t.Fatalf("DELETE on a failing disk: %d %s, want 500 and the bare error", w.Code, w.Body)
 	}
-	if records := ts.log.records("request failed"); len(records) != 1 || !strings.Contains(records[0]["error"].(string), "users.json.tmp") {
-		t.Errorf("the log says %v, want the cause of the 500", records)
+	records := ts.log.records("request failed")
+	if len(records) != 1 {
+		t.Fatalf("the log says %v, want one record of the cause of the 500", records)
+	}
+	if cause, _ := records[0]["error"].(string); !strings.Contains(cause, "users.json.tmp") {
+		t.Errorf("the log gives the cause %q, want the write that failed", cause)
 	}
 	if users := allUsers(t, ts.store); len(users) != 1 {
 		t.Errorf("the users are %v, want Ann still, as before the failed write", users)

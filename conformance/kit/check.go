@@ -77,7 +77,7 @@ func excerpt(body []byte) string {
 		s = strconv.Quote(s)
 	}
 	if len(s) > most {
-		return s[:most] + fmt.Sprintf("... (%d bytes)", len(body))
+		return strings.ToValidUTF8(s[:most], "") + fmt.Sprintf("... (%d bytes)", len(body)) // no character cut in two
 	}
 	return s
 }
