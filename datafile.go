@@ -156,8 +156,8 @@ func parseDataFile(data []byte) (fileContents, error) {
 	if doc == nil { // the file holds null
 		return fileContents{}, errNotAnObject
 	}
-	if rest := bytes.TrimLeft(data[decoder.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return fileContents{}, fmt.Errorf("%s: something follows the JSON document: remove it", position(data, int64(len(data)-len(rest))))
+	if decoder.Decode(new(json.RawMessage)) != io.EOF { // as decodeJSON (body.go) ends a body
+		return fileContents{}, errors.New("something follows the JSON document: remove it")
 	}
 	return checkDocument(*doc)
 }

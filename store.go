@@ -45,14 +45,22 @@ func openUserStore(path string) (*userStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := newUserStore()
-	for _, u := range contents.users {
+	s := &userStore{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setUsers(contents.users)
+	s.lastID, s.file = contents.lastID, file
+	return s, nil
+}
+
+// setUsers makes users, checked as the data file's are (checkDocument), the store's users, with
+// the index of their unique keys. The caller holds mu for writing.
+func (s *userStore) setUsers(users []user) {
+	s.users, s.byKey = make(map[int64]user, len(users)), make(map[string]int64, len(users))
+	for _, u := range users {
 		s.users[u.ID] = u
 		s.byKey[u.uniqueKey()] = u.ID
 	}
-	s.lastID = contents.lastID
-	s.file = file
-	return s, nil
 }
 
 // get returns the user with this id, or errNotFound.
@@ -252,21 +260,16 @@ func (s *userStore) loadEdit(log *slog.Logger) {
 			"file", s.file.path, "error", err)
 		return
 	}
-	users := make(map[int64]user, len(contents.users))
 	added, changed := 0, 0
 	for _, u := range contents.users {
-		users[u.ID] = u
 		if before, ok := s.users[u.ID]; !ok {
 			added++
 		} else if before != u {
 			changed++
 		}
 	}
-	removed := len(s.users) - (len(users) - added)
-	s.users, s.byKey = users, make(map[string]int64, len(users))
-	for _, u := range contents.users {
-		s.byKey[u.uniqueKey()] = u.ID
-	}
+	removed := len(s.users) - (len(contents.users) - added)
+	s.setUsers(contents.users)
 	s.lastID = max(s.lastID, contents.lastID) // the larger of the file's and the server's: ids are never reused
 	log.Info("the data file was edited: the edit is loaded", "file", s.file.path, "added", added, "changed", changed, "removed", removed)
 }

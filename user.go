@@ -36,9 +36,9 @@ type userBody struct {
 }
 
 // decodeUserBody decodes a body with decodeJSON (body.go), which reports its first problem in the
-// body's order. encoding/json gives a member sent as null and one left out alike as nil, while a
-// PATCH tells them apart (null asks to remove the field, RFC 7396 §2): so the body is read once
-// more for its nulls, which cannot fail once decodeJSON has read it.
+// body's order. encoding/json gives a member sent as null and one left out alike as nil, while
+// a merge patch tells them apart (null asks to remove the field, RFC 7396 §2): so the body is read
+// once more for its nulls, which cannot fail once decodeJSON has read it.
 func decodeUserBody(data []byte) (userBody, error) {
 	var body userBody
 	if err := decodeJSON(data, &body); err != nil {

@@ -270,9 +270,9 @@ func options(allow string) apiHandler {
 }
 
 // methodNotAllowed answers a method the path does not take, naming those it takes (RFC 9110
-// §15.5.6). A method no route takes at all (TRACE, FOO) is answered so too: RFC 9110 §9.1 says
-// SHOULD 501 for a method the server does not recognize, and this service takes ServeMux's 405
-// instead, on purpose (docs/api.md, "Routes").
+// §15.5.6). A method no route takes at all (TRACE, FOO) is answered so too: RFC 9110 §9.1 asks
+// a server for 501 (a SHOULD) to a method it does not recognize, and this service takes
+// ServeMux's 405 instead, on purpose (docs/api.md, "Routes").
 func methodNotAllowed(allow string) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		return newError(http.StatusMethodNotAllowed, "this path does not take the method "+strconv.Quote(r.Method)+": it takes "+allow).
