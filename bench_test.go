@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -99,7 +100,7 @@ func BenchmarkDurableWrite(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				name := "Renamed User " + strconv.Itoa(i)
-				if _, err := s.update(int64(i%n+1), userFields{name: &name}, allowAny); err != nil {
+				if _, err := s.update(context.Background(), int64(i%n+1), userFields{name: &name}, allowAny); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -139,7 +140,7 @@ func BenchmarkGetUserWhileWriting(b *testing.B) {
 			default:
 			}
 			name := "Renamed User " + strconv.Itoa(i)
-			if _, err := ts.store.update(int64(i%1000+1), userFields{name: &name}, allowAny); err != nil {
+			if _, err := ts.store.update(context.Background(), int64(i%1000+1), userFields{name: &name}, allowAny); err != nil {
 				b.Error(err)
 				return
 			}
@@ -170,7 +171,7 @@ func benchService(b *testing.B, n int, flags ...string) *testServer {
 	ts := newTestServer(b, append([]string{"-log-format", "text"}, flags...)...)
 	for i := 1; i <= n; i++ {
 		name, email := "Seed User "+strconv.Itoa(i), "seed"+strconv.Itoa(i)+"@bench.test"
-		if _, err := ts.store.create(userFields{name: &name, email: &email}); err != nil {
+		if _, err := ts.store.create(context.Background(), userFields{name: &name, email: &email}, preconditions{}.onCollection); err != nil {
 			b.Fatal(err)
 		}
 	}

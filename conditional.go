@@ -88,10 +88,17 @@ func (p preconditions) onUser(current user) error {
 	return p.checkWrite(etag)
 }
 
-// onCollection judges the preconditions of a POST against the collection, every user in id
-// order: its ETag is that of GET /api/users with no query (docs/api.md, "Conditional requests").
-// The store runs it under its lock, so it is encoded there: only a conditional POST pays for it.
-func (p preconditions) onCollection(users []user) error {
+// onCollection judges the preconditions of a POST against the collection, whose ETag is that of
+// GET /api/users with no query (docs/api.md, "Conditional requests"). The store runs it under its
+// lock, so the list is read and encoded there: only a conditional POST pays for it.
+func (p preconditions) onCollection(collection func() ([]user, error)) error {
+	if !p.present() {
+		return nil // an unconditional POST never reads the collection
+	}
+	users, err := collection()
+	if err != nil {
+		return err
+	}
 	list, err := listRepresentation(users, len(users), nil)
 	if err != nil {
 		return err

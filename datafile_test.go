@@ -165,10 +165,10 @@ func TestTheFileHoldsEveryAcknowledgedWrite(t *testing.T) {
 	mustCreate(t, s, "Ann", "ann@example.com")
 	mustCreate(t, s, "Bob", "bob@example.com")
 	mustCreate(t, s, "Carol", "carol@example.com")
-	if err := s.delete(3, allowAny); err != nil {
+	if err := s.delete(context.Background(), 3, allowAny); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.update(1, fieldsOf("Ann Lee", "ann@example.com"), allowAny); err != nil {
+	if _, err := s.update(context.Background(), 1, fieldsOf("Ann Lee", "ann@example.com"), allowAny); err != nil {
 		t.Fatal(err)
 	}
 	wantFile(t, path, `{
@@ -436,12 +436,12 @@ func TestTheServersOwnWritesAreNeverEdits(t *testing.T) {
 		u := mustCreate(t, store, "User", fmt.Sprintf("user%d@example.com", i))
 		store.loadEdit(logger)
 		name := "Renamed"
-		if _, err := store.update(u.ID, userFields{name: &name}, keep); err != nil {
+		if _, err := store.update(context.Background(), u.ID, userFields{name: &name}, keep); err != nil {
 			t.Fatal(err)
 		}
 		store.loadEdit(logger)
 		if i%2 == 0 {
-			if err := store.delete(u.ID, keep); err != nil {
+			if err := store.delete(context.Background(), u.ID, keep); err != nil {
 				t.Fatal(err)
 			}
 			store.loadEdit(logger)
@@ -450,7 +450,7 @@ func TestTheServersOwnWritesAreNeverEdits(t *testing.T) {
 	if err := os.Mkdir(path+".tmp", 0o700); err != nil { // the next write fails
 		t.Fatal(err)
 	}
-	if _, err := store.create(fieldsOf("Zed", "zed@example.com")); err == nil {
+	if _, err := store.create(context.Background(), fieldsOf("Zed", "zed@example.com"), preconditions{}.onCollection); err == nil {
 		t.Fatal("a write with a folder at the temporary file's place went through")
 	}
 	store.loadEdit(logger)
@@ -476,7 +476,7 @@ func TestAnEditGivesNoIDTwice(t *testing.T) {
 			for _, email := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} { // ids 1, 2, 3
 				mustCreate(t, store, "User", email)
 			}
-			if err := store.delete(3, func(user) error { return nil }); err != nil {
+			if err := store.delete(context.Background(), 3, func(user) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 			saveAsAnEditorDoes(t, path, tt.edit)

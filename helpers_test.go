@@ -98,7 +98,7 @@ func (ts *testServer) create(t testing.TB, name, email string) user {
 // allUsers returns every user of the store, in id order, failing the test if it cannot.
 func allUsers(t testing.TB, s *userStore) []user {
 	t.Helper()
-	users, err := s.list()
+	users, _, err := s.list(context.Background(), listQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

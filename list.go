@@ -10,12 +10,15 @@ import (
 
 // listQuery is the query of GET /api/users (docs/api.md, "Listing").
 type listQuery struct {
-	search string     // q: users whose name or e-mail contains it; "" filters nothing
-	email  string     // email: the user with this address; "" when the query has none
-	sort   string     // id, name or email, with "-" before it for descending order
-	page   *pageQuery // nil unless page or per_page was given: then the whole list
-	kept   url.Values // q, email and sort as given, which every Link of a page keeps
+	search     string     // q: users whose name or e-mail contains it; "" filters nothing
+	email      string     // email: the user with this address; "" when the query has none
+	sortBy     string     // sort: id, name or email (sortKeys, user.go); "" is id
+	descending bool       // sort with "-" before it
+	page       *pageQuery // nil unless page or per_page was given: then the whole list
+	kept       url.Values // q, email and sort as given, which every Link of a page keeps
 }
+
+// The zero listQuery selects every user, in id order.
 
 // A pageQuery is the page a query asks for: its number, from 1, and its size.
 type pageQuery struct{ number, size int64 }
@@ -24,7 +27,7 @@ type pageQuery struct{ number, size int64 }
 // returns everything; a message names the parameter, never its value, since RFC 6750 §2.3 lets
 // clients put a token in a query. Of several problems, the first by parameter name is reported.
 func parseListQuery(rawQuery string) (listQuery, error) {
-	q := listQuery{sort: "id", kept: url.Values{}}
+	q := listQuery{sortBy: "id", kept: url.Values{}}
 	values, err := url.ParseQuery(rawQuery)
 	if err != nil { // its message quotes the query: it stays out of ours
 		return q, badRequest("the query is malformed: write it as name=value pairs, with no semicolon, and a percent sign only before two hex digits")
@@ -68,7 +71,7 @@ func parseListQuery(rawQuery string) (listQuery, error) {
 			if _, ok := sortKeys[field]; !ok && field != "id" {
 				return q, badRequest("sort must be id, name or email, with - before it for descending order, such as sort=-name")
 			}
-			q.sort = value
+			q.sortBy, q.descending = field, field != value
 			q.kept.Set(name, value)
 		default:
 			return q, badRequest(fmt.Sprintf("unknown query parameter %q: the list takes page, per_page, q, email and sort", name))
@@ -89,7 +92,7 @@ func (q listQuery) selectUsers(users []user) (selected []user, total int) {
 			return q.email != "" && !u.hasEmail(q.email) || !u.contains(q.search)
 		})
 	}
-	sortUsers(selected, q.sort)
+	q.sortUsers(selected)
 	total = len(selected)
 	if q.page == nil {
 		return selected, total
@@ -101,20 +104,19 @@ func (q listQuery) selectUsers(users []user) (selected []user, total int) {
 	return selected[from:min(from+q.page.size, int64(total))], total
 }
 
-// sortUsers sorts users, given in id order, by a sort order such as "-name": by the field
-// lower-cased (sortKeys, user.go), ties in ascending id order in both directions.
-func sortUsers(users []user, order string) {
-	field, descending := strings.TrimPrefix(order, "-"), strings.HasPrefix(order, "-")
-	key, ok := sortKeys[field]
+// sortUsers sorts users, given in id order, as the query asks: by the field lower-cased (sortKeys,
+// user.go), ties in ascending id order in both directions.
+func (q listQuery) sortUsers(users []user) {
+	key, ok := sortKeys[q.sortBy]
 	if !ok { // id: users are in id order already
-		if descending {
+		if q.descending {
 			slices.Reverse(users)
 		}
 		return
 	}
 	slices.SortStableFunc(users, func(a, b user) int { // stable: ties keep their id order
 		c := strings.Compare(strings.ToLower(key(a)), strings.ToLower(key(b)))
-		if descending {
+		if q.descending {
 			return -c
 		}
 		return c

@@ -109,12 +109,12 @@ func TestListQueryDefaults(t *testing.T) {
 		query string
 		want  listQuery
 	}{
-		{"", listQuery{sort: "id", kept: url.Values{}}},
-		{"page=3", listQuery{sort: "id", page: &pageQuery{3, 10}, kept: url.Values{}}},
-		{"per_page=100", listQuery{sort: "id", page: &pageQuery{1, 100}, kept: url.Values{}}},
-		{"per_page=1&page=9223372036854775807", listQuery{sort: "id", page: &pageQuery{9223372036854775807, 1}, kept: url.Values{}}},
-		{"q=&sort=-email", listQuery{sort: "-email", kept: url.Values{"q": {""}, "sort": {"-email"}}}},
-		{"q=%C3%A5+x&email=Ann@Example.com", listQuery{search: "å x", email: "Ann@Example.com", sort: "id",
+		{"", listQuery{sortBy: "id", kept: url.Values{}}},
+		{"page=3", listQuery{sortBy: "id", page: &pageQuery{3, 10}, kept: url.Values{}}},
+		{"per_page=100", listQuery{sortBy: "id", page: &pageQuery{1, 100}, kept: url.Values{}}},
+		{"per_page=1&page=9223372036854775807", listQuery{sortBy: "id", page: &pageQuery{9223372036854775807, 1}, kept: url.Values{}}},
+		{"q=&sort=-email", listQuery{sortBy: "email", descending: true, kept: url.Values{"q": {""}, "sort": {"-email"}}}},
+		{"q=%C3%A5+x&email=Ann@Example.com", listQuery{search: "å x", email: "Ann@Example.com", sortBy: "id",
 			kept: url.Values{"q": {"å x"}, "email": {"Ann@Example.com"}}}},
 	} {
 		t.Run("?"+tt.query, func(t *testing.T) {
@@ -203,7 +203,7 @@ func TestSortTiesGoToTheLowerID(t *testing.T) {
 	} {
 		t.Run(tt.sort, func(t *testing.T) {
 			users := slices.Clone(listUsers)
-			sortUsers(users, tt.sort)
+			sortedBy(tt.sort).sortUsers(users)
 			if got := idsOf(users); !slices.Equal(got, tt.ids) {
 				t.Errorf("sorted by %s: %v, want %v", tt.sort, got, tt.ids)
 			}
@@ -217,7 +217,7 @@ func TestSortTiesGoToTheLowerID(t *testing.T) {
 	for _, order := range []string{"name", "-name"} {
 		t.Run("60 users by "+order, func(t *testing.T) {
 			sorted := slices.Clone(many)
-			sortUsers(sorted, order)
+			sortedBy(order).sortUsers(sorted)
 			for i := 1; i < len(sorted); i++ {
 				a, b := sorted[i-1], sorted[i]
 				c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
@@ -321,4 +321,13 @@ func TestListAnswersWithLinkOnlyWhenPaged(t *testing.T) {
 	if w := ts.serve(apiRequest("GET", "/api/users?q=kit&sort=-id", readToken, "")); w.Header().Get("Link") != "" {
 		t.Errorf("an unpaged list has the Link %q", w.Header().Get("Link"))
 	}
+}
+
+// sortedBy is the query ?sort=order.
+func sortedBy(order string) listQuery {
+	q, err := parseListQuery("sort=" + order)
+	if err != nil {
+		panic(err)
+	}
+	return q
 }

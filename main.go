@@ -62,7 +62,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	}
 	defer store.close() // once the server has stopped; close waits for a write in progress, if any
 
-	users, err := store.list() // for the start-up log
+	_, users, err := store.list(ctx, listQuery{}) // how many, for the start-up log
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if cfg.generated != nil {
 		printTokenNotice(stderr, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
 	}
-	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", len(users), "storage", storage, "version", version)
+	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", users, "storage", storage, "version", version)
 	if cfg.tls == nil && !isLoopback(listener.Addr()) {
 		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
 	}
@@ -178,8 +178,8 @@ func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *us
 		go store.watch(ctx, logger) // a person's edits of the file, loaded while the server runs
 		storage = "file " + cfg.dataFile
 	}
-	if cfg.sampleData && store.neverHadUsers() {
-		if err := addSampleUsers(store); err != nil {
+	if cfg.sampleData {
+		if err := addSampleUsers(ctx, store); err != nil {
 			store.close()
 			return nil, "", err
 		}
@@ -300,8 +300,12 @@ func newLogger(format string, out io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(out, nil))
 }
 
-// addSampleUsers fills an empty store for demos (-sample-data), writing as the API does.
-func addSampleUsers(store *userStore) error {
+// addSampleUsers adds 12 users for demos (-sample-data) to a store that never had a user, writing
+// as the API does.
+func addSampleUsers(ctx context.Context, store *userStore) error {
+	if never, err := store.neverHadUsers(ctx); err != nil || !never {
+		return err
+	}
 	for _, u := range []user{
 		{Name: "Ada Lovelace", Email: "ada@example.com"}, {Name: "Alan Turing", Email: "alan@example.com"},
 		{Name: "Grace Hopper", Email: "grace@example.com"}, {Name: "Edsger Dijkstra", Email: "edsger@example.com"},
@@ -310,7 +314,7 @@ func addSampleUsers(store *userStore) error {
 		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
 		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
 	} {
-		if _, err := store.create(userFields{name: &u.Name, email: &u.Email}); err != nil {
+		if _, err := store.create(ctx, userFields{name: &u.Name, email: &u.Email}, preconditions{}.onCollection); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}

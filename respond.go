@@ -72,9 +72,12 @@ func errorFor(err error) (answer *apiError, ok bool) {
 	case errors.As(err, &e):
 		return e, true
 	case errors.Is(err, errNotFound):
-		return newError(http.StatusNotFound, err.Error()), true
-	case errors.Is(err, errEmailTaken), errors.Is(err, errNoIDLeft):
-		return newError(http.StatusConflict, err.Error()), true // the stored state, not the request, stands in the way
+		return newError(http.StatusNotFound, "no user has this id"), true
+	// 409: the stored state, not the request, stands in the way (RFC 9110 §15.5.10).
+	case errors.Is(err, errEmailTaken):
+		return newError(http.StatusConflict, "another user already has this email"), true
+	case errors.Is(err, errNoIDLeft):
+		return newError(http.StatusConflict, "no id is left to give: every id up to 9223372036854775807 has been used once"), true
 	}
 	return errInternal, false
 }

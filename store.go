@@ -9,13 +9,8 @@ import (
 	"time"
 )
 
-// The store's own errors say what went wrong in the store's words; errorFor (respond.go) gives
-// each its HTTP status, as it does errEmailTaken (user.go).
-var (
-	errNotFound = errors.New("no user has this id")
-	errNoIDLeft = errors.New("no id is left to give: every id up to 9223372036854775807 has been used once")
-	errClosed   = errors.New("the store is closed: the server has stopped")
-)
+// errClosed is the error of a write to a store that was closed: the server has stopped.
+var errClosed = errors.New("store closed")
 
 // userStore keeps the users in a map in memory and, with -data, a copy of them in a JSON file
 // (datafile.go) that each write replaces whole.
@@ -64,7 +59,7 @@ func (s *userStore) setUsers(users []user) {
 }
 
 // get returns the user with this id, or errNotFound.
-func (s *userStore) get(id int64) (user, error) {
+func (s *userStore) get(ctx context.Context, id int64) (user, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	u, ok := s.users[id]
@@ -74,56 +69,44 @@ func (s *userStore) get(id int64) (user, error) {
 	return u, nil
 }
 
-// list returns a copy of every user, in id order. It is sorted once the lock is let go, so that
-// readers hold up a write only as long as the copy takes. It never fails; a store kept elsewhere,
-// a database say, may.
-func (s *userStore) list() ([]user, error) {
+// list returns the users q selects, filtered, sorted and paged (list.go), and how many matched
+// before paging. The users are copied under the lock and selected once it is let go, so that a
+// list holds up a write only as long as the copy takes.
+func (s *userStore) list(ctx context.Context, q listQuery) (page []user, total int, err error) {
 	s.mu.RLock()
-	users := s.copyUsers()
+	users := s.sortedUsers()
 	s.mu.RUnlock()
-	sortByID(users)
-	return users, nil
+	page, total = q.selectUsers(users)
+	return page, total, nil
 }
 
-// copyUsers returns a copy of every user, in no order. The caller holds mu.
-func (s *userStore) copyUsers() []user {
+// sortedUsers returns a copy of every user, in id order. The caller holds mu.
+func (s *userStore) sortedUsers() []user {
 	users := make([]user, 0, len(s.users))
 	for _, u := range s.users {
 		users = append(users, u)
 	}
+	sortByID(users)
 	return users
 }
 
 // neverHadUsers reports whether no user was ever created: -sample-data fills only such a store.
-func (s *userStore) neverHadUsers() bool {
+func (s *userStore) neverHadUsers(ctx context.Context) (bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.lastID == 0
+	return s.lastID == 0, nil
 }
 
-// create adds a user with the next id: errEmailTaken when another user has its e-mail, and
-// errNoIDLeft once id 2^63-1 has been given.
-func (s *userStore) create(fields userFields) (user, error) {
+// create adds a user with the next id, once check says nil of the collection: a POST's
+// preconditions, judged under the same lock as the write (RFC 9110 §13.1). check reads the
+// collection, every user in id order, only if it needs it. Then errEmailTaken when another user
+// has the e-mail, and errNoIDLeft once id 2^63-1 has been given.
+func (s *userStore) create(ctx context.Context, fields userFields, check func(collection func() ([]user, error)) error) (user, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.createLocked(fields)
-}
-
-// createIf adds a user as create does, but only once check, given every user in id order, says
-// nil: a POST's preconditions on the whole collection, judged under the same lock as the write.
-func (s *userStore) createIf(fields userFields, check func(users []user) error) (user, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	users := s.copyUsers()
-	sortByID(users)
-	if err := check(users); err != nil {
+	if err := check(func() ([]user, error) { return s.sortedUsers(), nil }); err != nil {
 		return user{}, err
 	}
-	return s.createLocked(fields)
-}
-
-// createLocked is create, for a caller that holds mu for writing.
-func (s *userStore) createLocked(fields userFields) (user, error) {
 	created := fields.applyTo(user{})
 	switch {
 	case s.isTaken(created):
@@ -138,7 +121,7 @@ func (s *userStore) createLocked(fields userFields) (user, error) {
 // update sets the fields of user id: errNotFound for a user that does not exist, then whatever
 // check says of the user as it is now (the caller's preconditions), then errEmailTaken for an
 // e-mail another user has.
-func (s *userStore) update(id int64, fields userFields, check func(current user) error) (user, error) {
+func (s *userStore) update(ctx context.Context, id int64, fields userFields, check func(current user) error) (user, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	before, ok := s.users[id]
@@ -157,7 +140,7 @@ func (s *userStore) update(id int64, fields userFields, check func(current user)
 
 // delete removes user id: errNotFound for a user that does not exist, then whatever check says of
 // the user as it is now.
-func (s *userStore) delete(id int64, check func(current user) error) error {
+func (s *userStore) delete(ctx context.Context, id int64, check func(current user) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	before, ok := s.users[id]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -25,7 +26,7 @@ func TestStoreGivesEachIDOnce(t *testing.T) {
 			t.Fatalf("user %d got the id %d", want, u.ID)
 		}
 	}
-	if err := s.delete(3, allowAny); err != nil {
+	if err := s.delete(context.Background(), 3, allowAny); err != nil {
 		t.Fatal(err)
 	}
 	if u := mustCreate(t, s, "Dee", "dee@example.com"); u.ID != 4 {
@@ -43,7 +44,7 @@ func TestStoreGivesTheLastIDOnce(t *testing.T) {
 	if last := mustCreate(t, s, "Ann", "ann@example.com"); last.ID != math.MaxInt64 {
 		t.Fatalf("the user got the id %d, want 2^63-1", last.ID)
 	}
-	if _, err := s.create(fieldsOf("Bob", "bob@example.com")); !errors.Is(err, errNoIDLeft) {
+	if _, err := s.create(context.Background(), fieldsOf("Bob", "bob@example.com"), preconditions{}.onCollection); !errors.Is(err, errNoIDLeft) {
 		t.Errorf("a create once every id was given: %v, want %v", err, errNoIDLeft)
 	}
 	if users := allUsers(t, s); len(users) != 1 {
@@ -63,13 +64,13 @@ func TestStoreMissingUserIsNotFound(t *testing.T) {
 		t.Error("the check was asked about a user that does not exist")
 		return nil
 	}
-	if _, err := s.get(2); !errors.Is(err, errNotFound) {
+	if _, err := s.get(context.Background(), 2); !errors.Is(err, errNotFound) {
 		t.Errorf("get: %v, want %v", err, errNotFound)
 	}
-	if _, err := s.update(2, fieldsOf("Bob", "bob@example.com"), notAsked); !errors.Is(err, errNotFound) {
+	if _, err := s.update(context.Background(), 2, fieldsOf("Bob", "bob@example.com"), notAsked); !errors.Is(err, errNotFound) {
 		t.Errorf("update: %v, want %v", err, errNotFound)
 	}
-	if err := s.delete(2, notAsked); !errors.Is(err, errNotFound) {
+	if err := s.delete(context.Background(), 2, notAsked); !errors.Is(err, errNotFound) {
 		t.Errorf("delete: %v, want %v", err, errNotFound)
 	}
 	if users := allUsers(t, s); !slices.Equal(users, []user{ann}) {
@@ -86,29 +87,29 @@ func TestStoreEmailIsUniqueInAnyCase(t *testing.T) {
 		want  error
 	}{
 		{"a create with another user's e-mail", func(s *userStore) error {
-			_, err := s.create(fieldsOf("Bobby", "BOB@example.com"))
+			_, err := s.create(context.Background(), fieldsOf("Bobby", "BOB@example.com"), preconditions{}.onCollection)
 			return err
 		}, errEmailTaken},
 		{"an update to another user's e-mail", func(s *userStore) error {
-			_, err := s.update(1, fieldsOf("Ann", "Bob@Example.COM"), allowAny)
+			_, err := s.update(context.Background(), 1, fieldsOf("Ann", "Bob@Example.COM"), allowAny)
 			return err
 		}, errEmailTaken},
 		{"a user keeps its own e-mail in another case", func(s *userStore) error {
-			_, err := s.update(2, fieldsOf("Bob", "BOB@EXAMPLE.COM"), allowAny)
+			_, err := s.update(context.Background(), 2, fieldsOf("Bob", "BOB@EXAMPLE.COM"), allowAny)
 			return err
 		}, nil},
 		{"an e-mail its user changed is free", func(s *userStore) error {
-			if _, err := s.update(2, fieldsOf("Bob", "robert@example.com"), allowAny); err != nil {
+			if _, err := s.update(context.Background(), 2, fieldsOf("Bob", "robert@example.com"), allowAny); err != nil {
 				return err
 			}
-			_, err := s.create(fieldsOf("Bobby", "bob@example.com"))
+			_, err := s.create(context.Background(), fieldsOf("Bobby", "bob@example.com"), preconditions{}.onCollection)
 			return err
 		}, nil},
 		{"an e-mail its user took away is free", func(s *userStore) error {
-			if err := s.delete(2, allowAny); err != nil {
+			if err := s.delete(context.Background(), 2, allowAny); err != nil {
 				return err
 			}
-			_, err := s.create(fieldsOf("Bobby", "bob@example.com"))
+			_, err := s.create(context.Background(), fieldsOf("Bobby", "bob@example.com"), preconditions{}.onCollection)
 			return err
 		}, nil},
 	}
@@ -143,15 +144,15 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 		want  func(users []user) any // what the check must see, from the users as they are
 	}{
 		{"createIf sees every user in id order", func(s *userStore, check func(any) error) error {
-			_, err := s.createIf(fieldsOf("Bobby", "USER2@example.com"), func(users []user) error { return check(users) })
+			_, err := s.create(context.Background(), fieldsOf("Bobby", "USER2@example.com"), func(collection func() ([]user, error)) error { users, _ := collection(); return check(users) })
 			return err
 		}, func(users []user) any { return users }},
 		{"update sees the user as it is now", func(s *userStore, check func(any) error) error {
-			_, err := s.update(1, fieldsOf("Ann", "USER2@example.com"), func(current user) error { return check(current) })
+			_, err := s.update(context.Background(), 1, fieldsOf("Ann", "USER2@example.com"), func(current user) error { return check(current) })
 			return err
 		}, func(users []user) any { return users[0] }},
 		{"delete sees the user as it is now", func(s *userStore, check func(any) error) error {
-			return s.delete(1, func(current user) error { return check(current) })
+			return s.delete(context.Background(), 1, func(current user) error { return check(current) })
 		}, func(users []user) any { return users[0] }},
 	}
 	for _, tc := range tests {
@@ -161,11 +162,11 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 				mustCreate(t, s, "User", fmt.Sprintf("user%d@example.com", i))
 			}
 			for _, id := range []int64{4, 9, 13} {
-				if err := s.delete(id, allowAny); err != nil {
+				if err := s.delete(context.Background(), id, allowAny); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := s.update(1, fieldsOf("Ann Lee", "user1@example.com"), allowAny); err != nil {
+			if _, err := s.update(context.Background(), 1, fieldsOf("Ann Lee", "user1@example.com"), allowAny); err != nil {
 				t.Fatal(err)
 			}
 			before := allUsers(t, s)
@@ -204,13 +205,13 @@ func TestStoreClosedRefusesWrites(t *testing.T) {
 	before := fileText(t, path)
 	s.close()
 	keep := func(user) error { return nil }
-	if _, err := s.create(fieldsOf("Bob", "bob@example.com")); err != errClosed {
+	if _, err := s.create(context.Background(), fieldsOf("Bob", "bob@example.com"), preconditions{}.onCollection); err != errClosed {
 		t.Errorf("create after close: %v, want errClosed", err)
 	}
-	if _, err := s.update(ann.ID, fieldsOf("Ann Lee", "ann@example.com"), keep); err != errClosed {
+	if _, err := s.update(context.Background(), ann.ID, fieldsOf("Ann Lee", "ann@example.com"), keep); err != errClosed {
 		t.Errorf("update after close: %v, want errClosed", err)
 	}
-	if err := s.delete(ann.ID, keep); err != errClosed {
+	if err := s.delete(context.Background(), ann.ID, keep); err != errClosed {
 		t.Errorf("delete after close: %v, want errClosed", err)
 	}
 	if after := fileText(t, path); after != before {
@@ -229,7 +230,7 @@ func TestStoreListIsACopyInIDOrder(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		mustCreate(t, s, "User", fmt.Sprintf("user%d@example.com", i))
 	}
-	if err := s.delete(7, allowAny); err != nil {
+	if err := s.delete(context.Background(), 7, allowAny); err != nil {
 		t.Fatal(err)
 	}
 	users := allUsers(t, s)
@@ -252,17 +253,17 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 		write func(s *userStore) error
 	}{
 		{"create", func(s *userStore) error {
-			carol, err := s.create(fieldsOf("Carol", "carol@example.com"))
+			carol, err := s.create(context.Background(), fieldsOf("Carol", "carol@example.com"), preconditions{}.onCollection)
 			if err == nil && carol.ID != 3 {
 				return fmt.Errorf("Carol got the id %d, want 3: the failed create gave no id", carol.ID)
 			}
 			return err
 		}},
 		{"update", func(s *userStore) error {
-			_, err := s.update(1, fieldsOf("Ann", "ann@example.org"), allowAny)
+			_, err := s.update(context.Background(), 1, fieldsOf("Ann", "ann@example.org"), allowAny)
 			return err
 		}},
-		{"delete", func(s *userStore) error { return s.delete(1, allowAny) }},
+		{"delete", func(s *userStore) error { return s.delete(context.Background(), 1, allowAny) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -281,7 +282,7 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 			if users := allUsers(t, s); !slices.Equal(users, before) {
 				t.Errorf("memory holds %v, want %v, as before the failed write", users, before)
 			}
-			if _, err := s.create(fieldsOf("Annie", "ANN@example.com")); !errors.Is(err, errEmailTaken) {
+			if _, err := s.create(context.Background(), fieldsOf("Annie", "ANN@example.com"), preconditions{}.onCollection); !errors.Is(err, errEmailTaken) {
 				t.Errorf("Ann's e-mail after the failed write: %v, want it still taken", err)
 			}
 			if got := fileText(t, path); got != file {
@@ -311,7 +312,7 @@ func TestConcurrentWritesAllReachTheFile(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.create(fieldsOf("User", fmt.Sprintf("user%d@example.com", i))); err != nil {
+			if _, err := s.create(context.Background(), fieldsOf("User", fmt.Sprintf("user%d@example.com", i)), preconditions{}.onCollection); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -325,7 +326,7 @@ func TestConcurrentWritesAllReachTheFile(t *testing.T) {
 // mustCreate adds a user to s, failing the test if it cannot (the data file's tests use it too).
 func mustCreate(t testing.TB, s *userStore, name, email string) user {
 	t.Helper()
-	created, err := s.create(fieldsOf(name, email))
+	created, err := s.create(context.Background(), fieldsOf(name, email), preconditions{}.onCollection)
 	if err != nil {
 		t.Fatalf("creating %s: %v", email, err)
 	}

@@ -17,6 +17,15 @@ import (
 // and the rules of each field, the field no two users may share, and the keys the list sorts and
 // searches by. A copy that serves another resource starts here (README, "Make it yours").
 
+// The store's errors, which every store returns, kept in memory (store.go) or elsewhere
+// (examples/postgres). Their text is for the log: errorFor (respond.go) gives each the status and
+// the message a client reads.
+var (
+	errNotFound   = errors.New("user not found")
+	errEmailTaken = errors.New("email taken") // a write would give two users one e-mail (uniqueKey)
+	errNoIDLeft   = errors.New("no id left")  // every id up to 2^63-1 has been given
+)
+
 // user is a user as clients see it, in the field order of every answer and of the data file.
 type user struct {
 	ID    int64  `json:"id"`
@@ -191,9 +200,6 @@ func sortByID(users []user) {
 
 // uniqueKey is what no other user may share with u: its e-mail, lower-cased.
 func (u user) uniqueKey() string { return strings.ToLower(u.Email) }
-
-// errEmailTaken is the store's answer to a write that would give two users one e-mail: 409.
-var errEmailTaken = errors.New("another user already has this email")
 
 // The list's keys (list.go): what ?sort= sorts by and what ?q= and ?email= look in.
 

@@ -94,17 +94,16 @@ func (a *api) handle(handler apiHandler) http.Handler {
 }
 
 // listUsers answers GET and HEAD of /api/users: the users the query selects, sorted and paged as
-// it asks (docs/api.md, "Listing"). The list is built from a copy of the store, outside its lock.
+// it asks (docs/api.md, "Listing").
 func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	query, err := parseListQuery(r.URL.RawQuery)
 	if err != nil {
 		return err
 	}
-	all, err := a.store.list()
+	users, total, err := a.store.list(r.Context(), query)
 	if err != nil {
 		return err
 	}
-	users, total := query.selectUsers(all)
 	list, err := listRepresentation(users, total, query.page)
 	if err != nil {
 		return err
@@ -127,12 +126,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var created user
-	if p := readPreconditions(r); p.present() {
-		created, err = a.store.createIf(fields, p.onCollection)
-	} else {
-		created, err = a.store.create(fields)
-	}
+	created, err := a.store.create(r.Context(), fields, readPreconditions(r).onCollection)
 	if err != nil {
 		return err
 	}
@@ -159,7 +153,7 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	found, err := a.store.get(id)
+	found, err := a.store.get(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -187,7 +181,7 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	replaced, err := a.store.update(id, fields, readPreconditions(r).onUser)
+	replaced, err := a.store.update(r.Context(), id, fields, readPreconditions(r).onUser)
 	if err != nil {
 		return err
 	}
@@ -216,7 +210,7 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	patched, err := a.store.update(id, fields, readPreconditions(r).onUser)
+	patched, err := a.store.update(r.Context(), id, fields, readPreconditions(r).onUser)
 	if err != nil {
 		return err
 	}
@@ -237,7 +231,7 @@ func (a *api) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.delete(id, readPreconditions(r).onUser); err != nil {
+	if err := a.store.delete(r.Context(), id, readPreconditions(r).onUser); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
