@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -40,11 +41,11 @@ func parseTokens(value string) (tokens, error) {
 		case strings.TrimSpace(entry) == "":
 			return nil, fmt.Errorf("USERS_TOKENS: entry %d is empty", position)
 		case !found:
-			return nil, fmt.Errorf("USERS_TOKENS: entry %d has no role: write entries as TOKEN:read or TOKEN:write", position)
+			return nil, fmt.Errorf("USERS_TOKENS: entry %d has no role", position)
 		case secret == "":
 			return nil, fmt.Errorf("USERS_TOKENS: entry %d has an empty token", position)
 		case !isBearerToken(secret):
-			return nil, fmt.Errorf("USERS_TOKENS: the token of entry %d has characters a bearer token cannot have (RFC 6750 allows A-Z a-z 0-9 - . _ ~ + / and trailing =)", position)
+			return nil, fmt.Errorf("USERS_TOKENS: the token of entry %d has characters a bearer token cannot have (RFC 6750: A-Z a-z 0-9 - . _ ~ + / and trailing =)", position)
 		}
 		var granted role
 		switch roleName {
@@ -53,7 +54,7 @@ func parseTokens(value string) (tokens, error) {
 		case "write":
 			granted = roleWrite
 		default:
-			return nil, fmt.Errorf("USERS_TOKENS: entry %d has an unknown role: the role is read or write", position)
+			return nil, fmt.Errorf("USERS_TOKENS: entry %d has a role that is neither read nor write", position)
 		}
 		hash := sha256.Sum256([]byte(secret))
 		for j, other := range t {
@@ -102,14 +103,12 @@ func randomHex(n int) string {
 	return hex.EncodeToString(random)
 }
 
-// The failures of authentication and permission, each with its challenge (RFC 6750 §3).
+// The failures of authentication and permission: errorFor (respond.go) gives each its status and
+// its challenge (RFC 6750 §3).
 var (
-	errNoToken = newError(http.StatusUnauthorized, "this API needs a bearer token: send the header Authorization: Bearer TOKEN").
-			withHeader("WWW-Authenticate", `Bearer realm="users"`)
-	errInvalidToken = newError(http.StatusUnauthorized, "the bearer token is malformed or unknown").
-			withHeader("WWW-Authenticate", `Bearer realm="users", error="invalid_token"`)
-	errReadOnly = newError(http.StatusForbidden, "this token may only read: any other method needs a token with the write role").
-			withHeader("WWW-Authenticate", `Bearer realm="users", error="insufficient_scope"`)
+	errNoToken      = errors.New("no bearer token")
+	errInvalidToken = errors.New("invalid bearer token")
+	errReadOnly     = errors.New("read-only token")
 )
 
 // authenticate returns the role of the request's bearer token (RFC 6750 §2.1): the header is the
@@ -139,9 +138,24 @@ func (t tokens) authenticate(r *http.Request) (role, error) {
 	return found, nil
 }
 
+// requireToken lets a request under /api/ through only when its bearer token may use its method
+// (permit): 401 or 403 otherwise. OPTIONS needs no token: it tells only which methods a path
+// takes, which /openapi.json publishes anyway.
+func (a *api) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isAPI(r) && r.Method != http.MethodOptions {
+			if err := a.tokens.permit(r); err != nil {
+				writeError(w, r, a.log, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // permit lets a request through when its bearer token may use its method: GET and HEAD need a
 // read or write token, every other method a write token, whatever the path. It runs in front of
-// the routes (guardAPI), so no handler can forget it, and a caller without permission learns
+// the routes (requireToken), so no handler can forget it, and a caller without permission learns
 // nothing about what exists or which routes take what.
 func (t tokens) permit(r *http.Request) error {
 	granted, err := t.authenticate(r)

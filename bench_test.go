@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -91,7 +92,7 @@ func BenchmarkPatchUser(b *testing.B) {
 func BenchmarkDurableWrite(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			s, err := openUserStore(writeSeedFile(b, n))
+			s, err := openUserStore(writeSeedFile(b, n), slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func BenchmarkOpen10000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, err := openUserStore(path)
+		s, err := openUserStore(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			b.Fatal(err)
 		}

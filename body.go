@@ -63,8 +63,8 @@ func unsupportedMediaType(method, message string) *apiError {
 	return e
 }
 
-// errBodyTooLarge is the 413 of a body over maxBodyBytes.
-var errBodyTooLarge = newError(http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB (1048576 bytes)")
+// errBodyTooLarge is the error of a body over maxBodyBytes: errorFor (respond.go) answers it 413.
+var errBodyTooLarge = errors.New("body too large")
 
 // readBody checks the body's media type (415) and returns the whole body, read to its end before
 // it is judged (413): a decoder that streams would stop at the first problem, and answer 400, or

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 )
@@ -26,12 +27,13 @@ func userRepresentation(u user) (body []byte, etag string, err error) {
 	return body, entityTag(body), err
 }
 
-// The failed preconditions: 412, and nothing changes (RFC 9110 §15.5.13).
+// The failed preconditions: errorFor (respond.go) answers each 412, and nothing changes (RFC 9110
+// §15.5.13). If-Match that holds no strong entity tag at all, such as a tag without its quotes,
+// or a weak one, which If-Match never matches, is told apart: the client's copy may be current.
 var (
-	errIfMatchFailed = newError(http.StatusPreconditionFailed,
-		"the resource has changed since you read it: If-Match does not match its current ETag")
-	errIfNoneMatchFailed = newError(http.StatusPreconditionFailed,
-		"the request did not go ahead: If-None-Match matches the current ETag of the resource, or is * and the resource exists")
+	errIfMatchFailed     = errors.New("if-match failed")
+	errIfMatchNotAnETag  = errors.New("if-match holds no strong entity tag")
+	errIfNoneMatchFailed = errors.New("if-none-match failed")
 )
 
 // preconditions are a request's If-Match and If-None-Match, each nil when the request has none.
@@ -111,7 +113,7 @@ func (p preconditions) onCollection(collection func() ([]user, error)) error {
 // client's copy is current, and the answer is 304.
 func (p preconditions) checkRead(etag string) (notModified bool, err error) {
 	if p.ifMatch != nil && !p.ifMatch.matches(etag, strongly) {
-		return false, errIfMatchFailed
+		return false, p.ifMatch.failure()
 	}
 	return p.ifNoneMatch != nil && p.ifNoneMatch.matches(etag, weakly), nil
 }
@@ -120,7 +122,7 @@ func (p preconditions) checkRead(etag string) (notModified bool, err error) {
 // order: If-Match that fails is 412, and so is If-None-Match that matches (RFC 9110 §13.1.2).
 func (p preconditions) checkWrite(etag string) error {
 	if p.ifMatch != nil && !p.ifMatch.matches(etag, strongly) {
-		return errIfMatchFailed
+		return p.ifMatch.failure()
 	}
 	if p.ifNoneMatch != nil && p.ifNoneMatch.matches(etag, weakly) {
 		return errIfNoneMatchFailed
@@ -140,6 +142,23 @@ func (list tagList) matches(current string, compare func(tag, current string) bo
 		}
 	}
 	return false
+}
+
+// failure is why an If-Match list that matched nothing failed: errIfMatchNotAnETag when none of
+// its elements is a strong entity tag, which no current ETag can be, else errIfMatchFailed.
+func (list tagList) failure() error {
+	for _, tag := range list.tags {
+		if isStrongTag(tag) {
+			return errIfMatchFailed
+		}
+	}
+	return errIfMatchNotAnETag
+}
+
+// isStrongTag reports whether tag is a strong entity tag: an opaque tag between double quotes
+// (RFC 9110 §8.8.3), with no W/ before it.
+func isStrongTag(tag string) bool {
+	return len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' && !strings.Contains(tag[1:len(tag)-1], `"`)
 }
 
 // strongly is the strong comparison, which If-Match uses: a weak tag never matches (RFC 9110 §8.8.3.2).

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Browsers (CORS, docs/api.md "Browsers (CORS)"): with -cors-origin, pages of other origins may
@@ -17,6 +19,17 @@ import (
 type corsPolicy struct {
 	anyOrigin bool
 	origins   []string
+}
+
+// LogValue names the policy in the log: the origins, * for any, or none.
+func (p corsPolicy) LogValue() slog.Value {
+	switch {
+	case p.anyOrigin:
+		return slog.StringValue("*")
+	case len(p.origins) == 0:
+		return slog.StringValue("none")
+	}
+	return slog.StringValue(strings.Join(p.origins, ","))
 }
 
 // allows reports whether a page of this origin may call the API: origins compare byte for byte.
@@ -40,9 +53,11 @@ func parseCORSOrigins(value string) (corsPolicy, error) {
 		form, ok := browserOrigin(origin)
 		switch {
 		case !ok:
-			return policy, fmt.Errorf("-cors-origin: %q is not an origin: write scheme://host or scheme://host:port, such as http://localhost:3000", origin)
+			return policy, withAdvice(fmt.Errorf("-cors-origin: %q is not an origin", origin),
+				"write scheme://host or scheme://host:port, such as http://localhost:3000")
 		case form != origin:
-			return policy, fmt.Errorf("-cors-origin: write %q as a browser sends it in Origin: %s", origin, form)
+			return policy, withAdvice(fmt.Errorf("-cors-origin: %q is not written as a browser sends it in Origin", origin),
+				"write it "+form)
 		}
 		policy.origins = append(policy.origins, origin)
 	}
@@ -79,24 +94,26 @@ func browserOrigin(origin string) (form string, ok bool) {
 }
 
 // allowCrossOrigin adds the CORS headers to every answer to a page of an allowed origin. It wraps
-// the mux, which would answer a preflight 405 before any route saw it.
+// the mux, which would answer a preflight 405 before any route saw it. A request from a page of an
+// origin not allowed gets none, and the browser keeps the answer from the page: the log says so,
+// once for each such origin.
 func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
-	if !a.cors.anyOrigin && len(a.cors.origins) == 0 {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, origin := w.Header(), r.Header.Get("Origin")
 		if a.cors.anyOrigin {
 			origin = "*" // every page may read the answers, which then do not vary by origin
-		} else {
+		} else if len(a.cors.origins) > 0 {
 			h.Add("Vary", "Origin")
 		}
-		if !a.cors.allows(origin) { // no CORS header: the browser keeps the answer from the page
+		if !a.cors.allows(origin) {
+			if origin != "" && !sameOrigin(r, origin) && a.refusedOrigins.first(origin) {
+				a.log.Warn("cross-origin request refused", "origin", origin, "allowed", a.cors)
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
 		h.Set("Access-Control-Allow-Origin", origin)
-		h.Set("Access-Control-Expose-Headers", "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id, Allow, Accept-Post, Accept-Patch")
+		h.Set("Access-Control-Expose-Headers", "Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id, Allow, Accept-Post, Accept-Patch, Retry-After")
 		if !isPreflight(r) {
 			next.ServeHTTP(w, r)
 			return
@@ -104,7 +121,7 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 		h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE")
 		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id")
 		h.Set("Access-Control-Max-Age", "600")
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+		if isAPI(r) {
 			// A preflight carries no token, and is answered here on every path under /api/, known
 			// or not, so that a page's mistake (/api/users/undefined) reaches the page as the JSON
 			// 404 of the real request rather than as a network error.
@@ -115,4 +132,32 @@ func (a *api) allowCrossOrigin(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r) // elsewhere, the route's own OPTIONS answers
 	})
+}
+
+// sameOrigin reports whether origin is the server's own, as the request names it in Host: a page
+// the server serves itself sends Origin on a POST too, and needs no CORS.
+func sameOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
+}
+
+// originSet is the set of origins whose refusal was logged: each once, and at most 32 of them, so
+// that made-up origins cannot grow it without end. Its mutex guards its map.
+type originSet struct {
+	mu      sync.Mutex
+	origins map[string]bool
+}
+
+// first adds origin to the set, and reports whether it was not there before.
+func (s *originSet) first(origin string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.origins[origin] || len(s.origins) >= 32 {
+		return false
+	}
+	if s.origins == nil {
+		s.origins = map[string]bool{}
+	}
+	s.origins[origin] = true
+	return true
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 	"unicode/utf8"
 )
 
@@ -23,29 +26,52 @@ import (
 //	}
 //
 // Each write replaces the whole file, durably, before memory changes (writeDurably, durable.go).
+// A person's save is told from the server's own writes by the file's stamp, and loaded before the
+// next write is judged, so that no edit is lost to a write and no acknowledged write to an edit.
 
-// A dataFile is the file -data names, held by this server alone while it runs. Only the store
-// uses it, under the store's lock (store.go), which guards its stamp as it guards the users.
+// errFileEdited is the error of a write refused because a person saved the data file and the save
+// cannot be loaded, or saved it while the write was made: nothing changes (errorFor: 503).
+var errFileEdited = errors.New("data file edit not loaded")
+
+// A dataFile is the file -data names, held by this server alone while it runs. Only the store uses
+// it, under the store's lock (store.go), which guards its stamps as it guards the users.
 type dataFile struct {
-	path   string    // the file, its symbolic links followed: what a write replaces
-	unlock func()    // lets go of the lock that keeps the file to one server
-	stamp  fileStamp // the file as the server left it at its last write or look: another is a person's edit
+	path    string       // the file, its symbolic links followed: what a write replaces
+	log     *slog.Logger // the file's events: an edit loaded or refused
+	unlock  func()       // lets go of the lock that keeps the file to one server
+	written fileStamp    // the file as the server last wrote or loaded it: any other stamp is a person's save
+	seen    fileStamp    // a save the ticker saw once and has not loaded: it loads it once it stays the same
+	refused *refusal     // the save that cannot be loaded, if any: writes are refused until another save
 }
 
-// A fileStamp is what the server notices of a file without reading it: when it was last modified,
-// and its size. A file that cannot be looked at (it is gone) has the zero stamp.
-type fileStamp struct {
-	modified int64 // nanoseconds since 1970
-	size     int64
+// A refusal is a person's save that cannot be loaded, why, and when the log last said so.
+type refusal struct {
+	save   fileStamp
+	reason error
+	logged time.Time
 }
 
-// stampOf returns the stamp of the file at path.
+// A fileStamp is what the server notices of a file without reading it: its modification time, its
+// size, and which file it is (os.SameFile), so that a file renamed into place is told from the one
+// it replaced. The zero fileStamp is no file.
+type fileStamp struct{ info os.FileInfo }
+
+// stampOf returns the stamp of the file at path: the zero stamp when it cannot be looked at.
 func stampOf(path string) fileStamp {
 	info, err := os.Stat(path)
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{modified: info.ModTime().UnixNano(), size: info.Size()}
+	return fileStamp{info}
+}
+
+// same reports whether two stamps are of the same file, unchanged. The one save a stamp cannot see
+// is one of the same size, on the same file, within one tick of the file system's clock.
+func (s fileStamp) same(other fileStamp) bool {
+	if s.info == nil || other.info == nil {
+		return s.info == nil && other.info == nil
+	}
+	return s.info.ModTime().Equal(other.info.ModTime()) && s.info.Size() == other.info.Size() && os.SameFile(s.info, other.info)
 }
 
 // fileDocument is the document in the file.
@@ -61,37 +87,44 @@ type fileContents struct {
 	lastID int64
 }
 
-// openDataFile locks the file at path for this server and reads it, or starts with no users when
-// its folder has no such file. Then it writes the file once, as every write will, so that a file
-// the server cannot replace stops the start rather than the first write. A file the store cannot
-// trust is refused, with what to fix, and left as it is.
-func openDataFile(path string) (*dataFile, fileContents, error) {
+// openUserStore returns the store kept in the data file at path, which it locks for this server:
+// the users the file holds, or none when its folder has no such file. It then writes the file
+// once, as every write will, so that a file the server cannot replace stops the start rather
+// than the first write. A file the store cannot trust is refused, and left as it is.
+func openUserStore(path string, log *slog.Logger) (*userStore, error) {
 	path, err := followLinks(path)
 	if err != nil {
-		return nil, fileContents{}, err
+		return nil, err
 	}
 	folder := filepath.Dir(path)
 	if info, err := os.Stat(folder); err != nil || !info.IsDir() {
-		return nil, fileContents{}, fmt.Errorf("-data %s: there is no folder %s: create it, or name a file in another one", path, folder)
+		return nil, withAdvice(fmt.Errorf("-data %s: no folder %s", path, folder), "create the folder, or name a file in another one")
 	}
 	unlock, err := lockFile(path + ".lock")
 	if err != nil {
-		return nil, fileContents{}, err
+		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
 	}
-	f := &dataFile{path: path, unlock: unlock}
-	contents, err := f.read()
-	if err == nil {
-		err = f.write(contents.users, contents.lastID)
-		if err != nil {
-			err = fmt.Errorf("-data %s: the server must replace this file at each write, and cannot: %w. "+
-				"Give the server write access to the folder %s; in a container, mount that folder, not the file alone", path, err, folder)
-		}
-	}
+	os.Remove(path + ".tmp") // what a crash in the middle of a write may have left: never the data
+	f := &dataFile{path: path, log: log, unlock: unlock, written: stampOf(path)}
+	contents, err := f.read(f.written)
 	if err != nil {
 		unlock()
-		return nil, fileContents{}, err
+		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err),
+			"fix the file, or move it away to start with no users; the server changed nothing")
 	}
-	return f, contents, nil
+	if err := f.write(contents.users, contents.lastID); err != nil {
+		unlock()
+		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
+	}
+	s := newUserStore()
+	s.setUsers(contents.users)
+	s.lastID, s.file = contents.lastID, f
+	return s, nil
+}
+
+// canWriteAdvice is what to do about a data file the server cannot replace at each write.
+func canWriteAdvice(folder string) string {
+	return "give the server write access to the folder " + folder + "; in a container, mount that folder, not the file alone"
 }
 
 // followLinks returns path with its symbolic links followed, so that a write replaces the file a
@@ -107,31 +140,33 @@ func followLinks(path string) (string, error) {
 	return "", fmt.Errorf("-data %s: %w", path, err) // a link to nothing, say
 }
 
-// read returns what the file holds: no users when there is no file yet.
-func (f *dataFile) read() (fileContents, error) {
-	os.Remove(f.temporary()) // what a crash in the middle of a write may have left: never the data
+// read returns what the file whose stamp is stamp holds: no users when there is no file. A file
+// whose stamp changes while it is read is still being written, and is refused.
+func (f *dataFile) read(stamp fileStamp) (fileContents, error) {
+	if stamp.info == nil {
+		return fileContents{}, nil
+	}
+	if !stamp.info.Mode().IsRegular() {
+		return fileContents{}, errors.New("not a regular file")
+	}
 	data, err := os.ReadFile(f.path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fileContents{}, nil
 	case err != nil:
-		return fileContents{}, fmt.Errorf("-data %s: %w", f.path, err)
+		return fileContents{}, err
+	case !stampOf(f.path).same(stamp):
+		return fileContents{}, errors.New("the file changed while it was read")
 	}
-	contents, err := parseDataFile(data)
-	if err != nil {
-		return fileContents{}, fmt.Errorf("-data %s: %w. The server did not start, and changed nothing: "+
-			"fix the file, or move it away to start with no users", f.path, err)
-	}
-	return contents, nil
+	return parseDataFile(data)
 }
 
 // parseDataFile decodes a data file strictly (no member the document does not have) and checks
 // what the store needs: ids positive and unique, e-mails unique, next_id beyond every id. It does
 // not judge the API's field rules again, so a file a person edited starts whatever they would say.
+// A problem is named by its line and column where encoding/json says where it is.
 func parseDataFile(data []byte) (fileContents, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte-order mark, which some editors add
 	if !utf8.Valid(data) {                          // encoding/json would quietly turn the bad bytes into U+FFFD, for good
-		return fileContents{}, fmt.Errorf("%s: the file is not valid UTF-8: save it as UTF-8", position(data, int64(firstInvalidUTF8(data))))
+		return fileContents{}, fmt.Errorf("%s: not valid UTF-8", position(data, int64(firstInvalidUTF8(data))))
 	}
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.DisallowUnknownFields()
@@ -141,47 +176,40 @@ func parseDataFile(data []byte) (fileContents, error) {
 	var typeError *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, io.EOF):
-		return fileContents{}, errors.New(`the file is empty: write {"users": []} in it, or delete it, to start with no users`)
+		return fileContents{}, errors.New("the file is empty")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fileContents{}, errors.New("the file ends before its JSON document does")
 	case errors.As(err, &syntaxError): // Offset counts the bytes read, the bad one included
-		return fileContents{}, fmt.Errorf("%s: this is not valid JSON: %v", position(data, syntaxError.Offset-1), err)
-	case errors.As(err, &typeError) && typeError.Field == "": // an array, a string, a number
-		return fileContents{}, errNotAnObject
-	case errors.As(err, &typeError):
+		return fileContents{}, fmt.Errorf("%s: %w", position(data, syntaxError.Offset-1), err)
+	case errors.As(err, &typeError) && typeError.Field != "":
 		return fileContents{}, fmt.Errorf("%s: %s must be %s", position(data, typeError.Offset), typeError.Field, jsonType(typeError.Type))
+	case errors.As(err, &typeError), err == nil && doc == nil: // an array, a string, a number, or null
+		return fileContents{}, errors.New("the file is not a JSON object")
 	case err != nil: // encoding/json's "json: unknown field" has no type of its own
-		return fileContents{}, fmt.Errorf("%v: the file holds next_id and users, and each user id, name and email", err)
-	}
-	if doc == nil { // the file holds null
-		return fileContents{}, errNotAnObject
+		return fileContents{}, fmt.Errorf("%w (the file holds next_id and users, each user id, name and email)", err)
 	}
 	if decoder.Decode(new(json.RawMessage)) != io.EOF { // as decodeJSON (body.go) ends a body
-		return fileContents{}, errors.New("something follows the JSON document: remove it")
+		return fileContents{}, errors.New("something follows the JSON document")
 	}
 	return checkDocument(*doc)
 }
 
-// errNotAnObject is the problem of a file whose JSON is not an object.
-var errNotAnObject = errors.New(`the file must hold one JSON object, such as {"next_id": 1, "users": []}`)
-
 // checkDocument checks that ids are positive and unique, that no two users share their unique key
 // (user.go), and that next_id is beyond every id and at most 2^63; it returns the users sorted by
-// id, and the largest id ever given.
+// id, and the largest id ever given: next_id - 1, or without it the largest id.
 func checkDocument(doc fileDocument) (fileContents, error) {
 	byID := map[int64]bool{}
 	byKey := map[string]user{}
 	var largest int64
 	for _, u := range doc.Users {
 		if u.ID < 1 {
-			return fileContents{}, fmt.Errorf("a user has the id %d: ids are whole numbers from 1 (is its id missing?)", u.ID)
+			return fileContents{}, fmt.Errorf("a user has the id %d (ids are whole numbers from 1: is an id missing?)", u.ID)
 		}
 		if byID[u.ID] {
-			return fileContents{}, fmt.Errorf("two users have the id %d: each user needs an id of its own", u.ID)
+			return fileContents{}, fmt.Errorf("two users have the id %d", u.ID)
 		}
 		if other, ok := byKey[u.uniqueKey()]; ok {
-			return fileContents{}, fmt.Errorf("the users with ids %d and %d have the same email, %q: e-mails are unique, whatever their case",
-				other.ID, u.ID, u.Email)
+			return fileContents{}, fmt.Errorf("the users %d and %d have the same email, %q (compared in any case)", other.ID, u.ID, u.Email)
 		}
 		byID[u.ID], byKey[u.uniqueKey()] = true, u
 		largest = max(largest, u.ID)
@@ -189,8 +217,7 @@ func checkDocument(doc fileDocument) (fileContents, error) {
 	lastID := largest
 	if next := doc.NextID; next != nil {
 		if *next <= uint64(largest) || *next > 1<<63 {
-			return fileContents{}, fmt.Errorf("next_id is %d, but it must be larger than every id (the largest is %d) and at most %d: "+
-				"raise it, or leave it out", *next, largest, uint64(1)<<63)
+			return fileContents{}, fmt.Errorf("next_id is %d, not above every id (the largest is %d) and at most %d", *next, largest, uint64(1)<<63)
 		}
 		lastID = int64(*next - 1)
 	}
@@ -218,8 +245,10 @@ func position(data []byte, i int64) string {
 	return fmt.Sprintf("line %d, column %d", bytes.Count(before, []byte("\n"))+1, utf8.RuneCount(before[lineStart:])+1)
 }
 
-// write replaces the file with the document of these users, given in id order, and of the largest
-// id ever given.
+// write replaces the file with the document of these users, in id order, and of the largest id
+// ever given. A person's save since the server last wrote or loaded the file is never replaced:
+// the write then stops before its rename and returns errFileEdited, so that the next write loads
+// the save first. Only a save that lands within the rename itself can be replaced.
 func (f *dataFile) write(users []user, lastID int64) error {
 	if users == nil {
 		users = []user{} // "users": [], never null
@@ -229,36 +258,149 @@ func (f *dataFile) write(users []user, lastID int64) error {
 	if err != nil {
 		return err
 	}
-	err = writeDurably(f.path, f.temporary(), append(document, '\n'))
-	// Recorded after every write, failed ones too (a rename may have happened before a failed
-	// folder sync), so that the server's own writes are never taken for a person's edit.
-	f.stamp = stampOf(f.path)
+	var written fileStamp
+	err = writeDurably(f.path, append(document, '\n'), func(temporary os.FileInfo) error {
+		if !stampOf(f.path).same(f.written) {
+			f.log.Warn("data file saved during a write", "file", f.path)
+			return errFileEdited
+		}
+		written = fileStamp{temporary} // a rename keeps the file's time, size and identity
+		return nil
+	})
+	if err == nil || errors.Is(err, errNotSynced) { // renamed: the file is the server's
+		f.written = written
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	return nil
 }
 
-// readEdit reads the file as the start does when its stamp is not the one the server recorded: a
-// person has edited it (or removed it). edited is false when the file is as the server left it.
-// Each edit is read once: its stamp is recorded, whatever comes of it.
-func (f *dataFile) readEdit() (contents fileContents, edited bool, err error) {
-	stamp := stampOf(f.path)
-	if stamp == f.stamp {
-		return fileContents{}, false, nil
-	}
-	f.stamp = stamp
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		return fileContents{}, true, err
-	}
-	contents, err = parseDataFile(data)
-	return contents, true, err
-}
-
-// temporary is the file a write goes to before it is renamed over the data file: beside it, since
-// a rename is atomic only within one folder (and one file system).
-func (f *dataFile) temporary() string { return f.path + ".tmp" }
-
 // close lets go of the file, for another server to use.
 func (f *dataFile) close() { f.unlock() }
+
+// watch looks at the data file about once a second, until ctx is done, and loads a person's save
+// once its stamp has stayed the same for one look: a file an editor is still writing in place is
+// neither read half-written nor logged as broken. openStore (main.go) runs it beside the server.
+func (s *userStore) watch(ctx context.Context) {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			s.loadSettledSave()
+		}
+	}
+}
+
+// loadSettledSave is the ticker's look: it loads a person's save seen at the previous look too.
+func (s *userStore) loadSettledSave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil || s.closed {
+		return
+	}
+	save, saved := s.file.look()
+	switch {
+	case !saved:
+		s.file.seen = fileStamp{}
+	case !save.same(s.file.seen):
+		s.file.seen = save // not settled: it is loaded at the next look if it stays the same
+	default:
+		s.loadSave(save) // a save it cannot load is logged, and refuses writes until another save
+	}
+}
+
+// loadPendingSave is a write's look, before the write is judged: a person's save is loaded at once
+// (half-written JSON never parses), so that the write is judged against it and the document it
+// writes holds it. A save that cannot be loaded refuses the write: errFileEdited. The caller holds
+// mu for writing.
+func (s *userStore) loadPendingSave() error {
+	if s.file == nil {
+		return nil
+	}
+	save, saved := s.file.look()
+	if !saved {
+		return nil
+	}
+	return s.loadSave(save)
+}
+
+// look stats the file, in microseconds: saved is true when its stamp is not the one the server
+// wrote or loaded last, which makes it a person's save (or removal).
+func (f *dataFile) look() (save fileStamp, saved bool) {
+	save = stampOf(f.path)
+	return save, !save.same(f.written)
+}
+
+// loadSave loads a person's save of the file, checked as the start checks a file, in place of the
+// users in memory, and logs what it added, changed and removed. Ids are still never reused: the
+// next id is the larger of the file's and the server's, and when that is not what the file says,
+// the file is written back with it. A save that fails the checks is not loaded: it is logged, once
+// and then at most once a minute, and it returns errFileEdited until another save. A file that is
+// gone is logged and not loaded: memory keeps its users, and the next write creates it again.
+func (s *userStore) loadSave(save fileStamp) error {
+	f := s.file
+	switch {
+	case f.refused != nil && f.refused.save.same(save):
+		f.remindRefusal()
+		return errFileEdited
+	case save.info == nil:
+		f.log.Warn("data file missing", "file", f.path)
+		f.written = save
+		return nil
+	}
+	contents, err := f.read(save)
+	if err != nil {
+		f.refused = &refusal{save: save, reason: err}
+		f.remindRefusal()
+		return errFileEdited
+	}
+	added, changed, removed := s.compare(contents.users)
+	s.setUsers(contents.users)
+	s.lastID = max(s.lastID, contents.lastID)
+	f.written, f.seen, f.refused = save, fileStamp{}, nil
+	f.log.Info("data file edit loaded", "file", f.path, "added", added, "changed", changed, "removed", removed)
+	if s.lastID > contents.lastID { // next_id left out or lowered: a restart would give old ids again
+		if err := f.write(contents.users, s.lastID); err != nil {
+			f.log.Error("data file next_id not written", "file", f.path, "next_id", s.lastID+1, "error", err)
+		} else {
+			f.log.Info("data file next_id written", "file", f.path, "next_id", s.lastID+1)
+		}
+	}
+	return nil
+}
+
+// remindRefusal logs why the save refused cannot be loaded: the first time, then at most once a
+// minute while it stays.
+func (f *dataFile) remindRefusal() {
+	if time.Since(f.refused.logged) < time.Minute {
+		return
+	}
+	f.refused.logged = time.Now()
+	f.log.Warn("data file edit not loaded", "file", f.path, "reason", f.refused.reason)
+}
+
+// compare returns the ids of the users that loading users would add, change and remove, each in
+// id order. The caller holds mu.
+func (s *userStore) compare(users []user) (added, changed, removed []int64) {
+	kept := map[int64]bool{}
+	for _, u := range users {
+		before, ok := s.users[u.ID]
+		switch {
+		case !ok:
+			added = append(added, u.ID)
+		case before != u:
+			changed = append(changed, u.ID)
+		}
+		kept[u.ID] = true
+	}
+	for _, u := range s.sortedUsers() {
+		if !kept[u.ID] {
+			removed = append(removed, u.ID)
+		}
+	}
+	return added, changed, removed
+}

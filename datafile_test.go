@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,13 +54,13 @@ func TestParseDataFileTakesWhatAPersonWrites(t *testing.T) {
 // a mistake is, by line and column as an editor counts them, and which users are at fault.
 func TestParseDataFileSaysWhatToFix(t *testing.T) {
 	tests := []struct{ name, file, want string }{
-		{"empty", "", `the file is empty: write {"users": []} in it, or delete it`},
-		{"a syntax error", "{\n  \"users\": [,]\n}", "line 2, column 13: this is not valid JSON"},
+		{"empty", "", "the file is empty"},
+		{"a syntax error", "{\n  \"users\": [,]\n}", "line 2, column 13: "},
 		{"a column counted in characters", "{\"users\": [\n{\"id\": 1, \"name\": \"Zoë Ångström\", \"email\": x}]}",
-			"line 2, column 44: this is not valid JSON"},
+			"line 2, column 44: "},
 		{"cut short", `{"users": [`, "the file ends before its JSON document does"},
 		{"something after the document", "{\"users\": []}\n}", "something follows the JSON document"},
-		{"not an object", `[]`, "the file must hold one JSON object"},
+		{"not an object", `[]`, "the file is not a JSON object"},
 		{"an unknown member", `{"users": [], "admins": []}`, `unknown field "admins"`},
 		{"an unknown member of a user", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com", "role": "admin"}]}`,
 			`unknown field "role"`},
@@ -72,11 +71,11 @@ func TestParseDataFileSaysWhatToFix(t *testing.T) {
 		{"an id shared", `{"users": [{"id": 4, "name": "Ann", "email": "ann@example.com"}, {"id": 4, "name": "Bob", "email": "bob@example.com"}]}`,
 			"two users have the id 4"},
 		{"an e-mail shared in another case", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}, {"id": 2, "name": "Annie", "email": "ANN@example.com"}]}`,
-			`the users with ids 1 and 2 have the same email, "ANN@example.com"`},
+			`the users 1 and 2 have the same email, "ANN@example.com"`},
 		{"next_id not larger than every id", `{"next_id": 5, "users": [{"id": 5, "name": "Ann", "email": "ann@example.com"}]}`,
-			"next_id is 5, but it must be larger than every id (the largest is 5)"},
+			"next_id is 5, not above every id (the largest is 5)"},
 		{"next_id beyond 2^63", `{"next_id": 9223372036854775809, "users": []}`,
-			"next_id is 9223372036854775809, but it must be larger than every id (the largest is 0) and at most 9223372036854775808"},
+			"next_id is 9223372036854775809, not above every id (the largest is 0) and at most 9223372036854775808"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,9 +119,9 @@ func TestOpenDataFile(t *testing.T) {
 			t.Skip("no flock here: docs/durability.md says so")
 		}
 		path := dataPath(t)
-		first := openStoreAt(t, path)
+		first, _ := openStoreAt(t, path)
 		writeDataFile(t, path+".tmp", "the first server's write in progress")
-		if second, err := openUserStore(path); err == nil || !strings.Contains(err.Error(), "another server is using this data file") {
+		if second, err := openUserStore(path, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "another server is using this data file") {
 			if second != nil {
 				second.close()
 			}
@@ -142,7 +141,8 @@ func TestOpenDataFile(t *testing.T) {
 		if err := os.Symlink(target, link); err != nil {
 			t.Skip("no symbolic links here:", err)
 		}
-		mustCreate(t, openStoreAt(t, link), "Ann", "ann@example.com")
+		linked, _ := openStoreAt(t, link)
+		mustCreate(t, linked, "Ann", "ann@example.com")
 		if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
 			t.Fatalf("the link was replaced (%v)", err)
 		}
@@ -161,7 +161,7 @@ func TestOpenDataFile(t *testing.T) {
 // with exactly those users, and ids are not given again.
 func TestTheFileHoldsEveryAcknowledgedWrite(t *testing.T) {
 	path := dataPath(t)
-	s := openStoreAt(t, path)
+	s, _ := openStoreAt(t, path)
 	mustCreate(t, s, "Ann", "ann@example.com")
 	mustCreate(t, s, "Bob", "bob@example.com")
 	mustCreate(t, s, "Carol", "carol@example.com")
@@ -190,7 +190,7 @@ func TestTheFileHoldsEveryAcknowledgedWrite(t *testing.T) {
 	acknowledged := allUsers(t, s)
 	s.close()
 
-	restarted := openStoreAt(t, path)
+	restarted, _ := openStoreAt(t, path)
 	if users := allUsers(t, restarted); !slices.Equal(users, acknowledged) {
 		t.Errorf("after a restart the store holds %v, want %v", users, acknowledged)
 	}
@@ -200,7 +200,7 @@ func TestTheFileHoldsEveryAcknowledgedWrite(t *testing.T) {
 }
 
 // A data file the server cannot use stops the start before it listens, exit status 1 (run returns
-// an error that is no usageError), naming the file and what to do, and leaves the file as it was.
+// an error that is not errUsage), naming the file, and printError says what to do, and leaves the file as it was.
 func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -209,12 +209,12 @@ func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
 	}{
 		{"no such folder", func(t *testing.T) string {
 			return filepath.Join(t.TempDir(), "missing", "users.json")
-		}, []string{"there is no folder FOLDER"}},
+		}, []string{"no folder FOLDER", "create the folder"}},
 		{"a file that is not JSON", func(t *testing.T) string {
 			path := dataPath(t)
 			writeDataFile(t, path, `{"users": [}`)
 			return path
-		}, []string{"users.json: line 1, column 12: this is not valid JSON", "changed nothing"}},
+		}, []string{"users.json: line 1, column 12: ", "changed nothing"}},
 		{"a file another server holds", func(t *testing.T) string {
 			if runtime.GOOS == "windows" {
 				t.Skip("no flock here: docs/durability.md says so")
@@ -232,7 +232,7 @@ func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
 				t.Fatal(err)
 			}
 			return path
-		}, []string{"is a directory", "Give the server write access to the folder FOLDER", "mount that folder, not the file alone"}},
+		}, []string{"is a directory", "give the server write access to the folder FOLDER", "mount that folder, not the file alone"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,12 +244,14 @@ func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
 			cancel()
 			stderr := &logBuffer{}
 			err := run(ctx, []string{"users", "-addr", "127.0.0.1:0", "-data", path}, testEnv, io.Discard, stderr)
-			if err == nil || errors.As(err, new(usageError)) {
+			if err == nil || errors.Is(err, errUsage) {
 				t.Fatalf("run returned %v, want an error of exit status 1", err)
 			}
+			var printed strings.Builder
+			printError(&printed, err)
 			for _, want := range append(tc.want, path) {
-				if want = strings.ReplaceAll(want, "FOLDER", filepath.Dir(path)); !strings.Contains(err.Error(), want) {
-					t.Errorf("the error\n  %v\ndoes not say %q", err, want)
+				if want = strings.ReplaceAll(want, "FOLDER", filepath.Dir(path)); !strings.Contains(printed.String(), want) {
+					t.Errorf("what is printed,\n%s\ndoes not say %q", printed.String(), want)
 				}
 			}
 			if strings.Contains(stderr.String(), "listening") {
@@ -291,16 +293,17 @@ func TestSampleDataOnlyOnAFileThatNeverHadAUser(t *testing.T) {
 	}
 }
 
-// openStoreAt opens the store kept in the data file at path, as -data does; the test's end closes
-// it, if the test has not. The store's tests use it too.
-func openStoreAt(t testing.TB, path string) *userStore {
+// openStoreAt opens the store kept in the data file at path, as -data does, with its log; the
+// test's end closes it, if the test has not. The store's tests use it too.
+func openStoreAt(t testing.TB, path string) (*userStore, *logBuffer) {
 	t.Helper()
-	s, err := openUserStore(path)
+	log := &logBuffer{}
+	s, err := openUserStore(path, slog.New(slog.NewJSONHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
-	return s
+	return s, log
 }
 
 // dataPath names a data file in a new temporary folder (the store's tests use it too).
@@ -352,99 +355,214 @@ func wantFile(t testing.TB, path, want string) {
 }
 
 // Editing the file while the server runs (docs/durability.md, "Editing it while the server runs").
+// The tests call the server's look at the file themselves: loadSettledSave, as the ticker does once
+// a second, and a write, which looks first.
 
-// A person's edit, saved as editors save (a new file renamed over the old one), is served while
-// the server runs: the users it adds, changes and removes, within a few of the server's looks at
-// the file, which the log reports.
-func TestAnEditIsServedWhileTheServerRuns(t *testing.T) {
+// A person's save, renamed into place as vim and VS Code save, is loaded by the look after the one
+// that saw it, once it has stayed the same: the log names the ids it added, changed and removed.
+func TestASettledSaveIsLoaded(t *testing.T) {
 	path := dataPath(t)
-	writeDataFile(t, path, `{"next_id": 3, "users": [
-		{"id": 1, "name": "Ann", "email": "ann@example.com"},
-		{"id": 2, "name": "Bob", "email": "bob@example.com"}]}`)
-	p := runProgram(t, testEnv, "-data", path, "-log-format", "json")
+	store, log := openStoreAt(t, path)
+	mustCreate(t, store, "Ann", "ann@example.com")
+	mustCreate(t, store, "Bob", "bob@example.com")
 
 	saveAsAnEditorDoes(t, path, `{"next_id": 4, "users": [
 		{"id": 1, "name": "Ann Lee", "email": "ann@example.com"},
 		{"id": 3, "name": "Cy", "email": "cy@example.com"}]}`)
-	want := `{"data":[{"id":1,"name":"Ann Lee","email":"ann@example.com"},{"id":3,"name":"Cy","email":"cy@example.com"}],"total":2}`
-	deadline, poll := time.After(10*time.Second), time.NewTicker(10*time.Millisecond) // the server looks about once a second
-	defer poll.Stop()
-	for list := ""; list != want; {
-		select {
-		case <-poll.C: // the list is read again at each tick, until it shows the edit
-			r, _ := http.NewRequest("GET", p.url+"/api/users", nil)
-			r.Header.Set("Authorization", "Bearer "+readToken)
-			resp, err := http.DefaultClient.Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			list = string(body)
-		case <-deadline:
-			t.Fatalf("the list is still %s, want the edit %s\n%s", list, want, p.stderr)
+	store.loadSettledSave()
+	if users := allUsers(t, store); len(users) != 2 || users[0].Name != "Ann" {
+		t.Fatalf("after the first look the users are %v, want them as they were: the save is not settled yet", users)
+	}
+	store.loadSettledSave()
+	want := []user{{1, "Ann Lee", "ann@example.com"}, {3, "Cy", "cy@example.com"}}
+	if users := allUsers(t, store); !slices.Equal(users, want) {
+		t.Fatalf("after the second look the users are %v, want %v", users, want)
+	}
+	loaded := log.records("data file edit loaded")
+	if len(loaded) != 1 || fmt.Sprint(loaded[0]["added"], loaded[0]["changed"], loaded[0]["removed"]) != "[3] [1] [2]" {
+		t.Errorf("the log says %v, want one record: 3 added, 1 changed, 2 removed", loaded)
+	}
+}
+
+// A file written in place, in two halves, is never read half-written: each look sees a stamp the
+// one before did not, so nothing is loaded, and nothing is logged, until the save has settled.
+func TestASaveInProgressIsNeitherLoadedNorLogged(t *testing.T) {
+	path := dataPath(t)
+	store, log := openStoreAt(t, path)
+	mustCreate(t, store, "Ann", "ann@example.com")
+
+	saved := `{"next_id": 3, "users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}, {"id": 2, "name": "Bob", "email": "bob@example.com"}]}`
+	writeDataFile(t, path, saved[:40]) // the first half, as an editor writing in place leaves it for a moment
+	store.loadSettledSave()
+	writeDataFile(t, path, saved)
+	store.loadSettledSave()
+	if users := allUsers(t, store); len(users) != 1 || log.String() != "" {
+		t.Fatalf("before the save settled: users %v, log %q; want Ann alone and nothing logged", users, log)
+	}
+	store.loadSettledSave()
+	if users := allUsers(t, store); len(users) != 2 {
+		t.Errorf("once the save settled, the users are %v, want Ann and Bob", users)
+	}
+}
+
+// A write loads a person's save before it is judged, so the save is never overwritten: a create
+// just after a user was saved into the file gets the next id after that user's, and the file
+// holds both.
+func TestAWriteLoadsAPendingSaveFirst(t *testing.T) {
+	path := dataPath(t)
+	store, log := openStoreAt(t, path)
+	mustCreate(t, store, "Ann", "ann@example.com")
+	saveAsAnEditorDoes(t, path, `{"users": [
+		{"id": 1, "name": "Ann", "email": "ann@example.com"},
+		{"id": 2, "name": "Bob", "email": "bob@example.com"}]}`)
+
+	if created := mustCreate(t, store, "Cy", "cy@example.com"); created.ID != 3 {
+		t.Errorf("the create got id %d, want 3, after the saved user 2", created.ID)
+	}
+	if contents := parseFileAt(t, path); len(contents.users) != 3 {
+		t.Errorf("the file holds %v, want Ann, the saved Bob and Cy", contents.users)
+	}
+	if loaded := log.records("data file edit loaded"); len(loaded) != 1 {
+		t.Errorf("the log says %v, want the load as an event of its own", log)
+	}
+	if _, err := store.create(context.Background(), fieldsOf("Bobby", "BOB@example.com"), preconditions{}.onCollection); !errors.Is(err, errEmailTaken) {
+		t.Errorf("a create with the saved user's e-mail: %v, want errEmailTaken: the write is judged against the save", err)
+	}
+}
+
+// A save that fails the start's checks refuses every write, which changes nothing, until another
+// save: the person's file is never replaced. The log says why once, then again at most once a
+// minute; the users in memory stay as they were, and reads go on.
+func TestAWriteIsRefusedWhileASaveCannotBeLoaded(t *testing.T) {
+	path := dataPath(t)
+	store, log := openStoreAt(t, path)
+	ann := mustCreate(t, store, "Ann", "ann@example.com")
+	broken := "{\n  \"users\": [\n    {\"id\": 1, \"name\": \"Ann\", \"email\": \"ann@example.com\"},\n  ]\n}\n"
+	saveAsAnEditorDoes(t, path, broken)
+
+	for range 2 {
+		store.loadSettledSave()
+		if _, err := store.create(context.Background(), fieldsOf("Bob", "bob@example.com"), preconditions{}.onCollection); !errors.Is(err, errFileEdited) {
+			t.Fatalf("a create while the save cannot be loaded: %v, want errFileEdited", err)
 		}
 	}
-	loaded := p.stderr.records("the data file was edited: the edit is loaded")
-	if len(loaded) != 1 || loaded[0]["added"] != 1.0 || loaded[0]["changed"] != 1.0 || loaded[0]["removed"] != 1.0 {
-		t.Errorf("the log says %v, want one record of 1 added, 1 changed and 1 removed", loaded)
+	refused := log.records("data file edit not loaded")
+	if len(refused) != 1 || !strings.HasPrefix(fmt.Sprint(refused[0]["reason"]), "line 4, column 3: ") {
+		t.Fatalf("the log says %v, want one record naming line 4, column 3", refused)
+	}
+	if users := allUsers(t, store); !slices.Equal(users, []user{ann}) || fileText(t, path) != broken {
+		t.Errorf("the users are %v and the file %q, want both as they were", users, fileText(t, path))
+	}
+
+	store.file.refused.logged = store.file.refused.logged.Add(-time.Minute) // a minute has passed
+	store.loadSettledSave()
+	if refused := log.records("data file edit not loaded"); len(refused) != 2 {
+		t.Errorf("a minute on, the log has %d records of the refusal, want 2", len(refused))
+	}
+
+	saveAsAnEditorDoes(t, path, `{"next_id": 2, "users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}]}`)
+	if created := mustCreate(t, store, "Bob", "bob@example.com"); created.ID != 2 {
+		t.Errorf("once the file is fixed, the create got id %d, want 2", created.ID)
 	}
 }
 
-// An edit that fails the start's checks is not loaded: the log names its problem as the start
-// would, once however often the server looks, and the users stay as they were. The server's next
-// write replaces the broken file.
-func TestABrokenEditIsLoggedOnceAndChangesNothing(t *testing.T) {
+// Ids are never reused, not even after an edit and a restart: when a loaded save says a next id
+// lower than the server's (next_id left out, as in {"users": []}), the server writes its own back.
+func TestAnEditGivesNoIDTwiceAcrossARestart(t *testing.T) {
+	for _, tt := range []struct {
+		name, edit string
+		nextID     int64
+	}{
+		{"every user removed, next_id left out", `{"users": []}`, 4},
+		{"a user kept, next_id lowered", `{"next_id": 2, "users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}]}`, 4},
+		{"a larger id", `{"users": [{"id": 10, "name": "Ten", "email": "ten@example.com"}]}`, 11},
+		{"a larger next_id", `{"next_id": 20, "users": []}`, 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := dataPath(t)
+			store, _ := openStoreAt(t, path)
+			for _, email := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} { // ids 1, 2, 3
+				mustCreate(t, store, "User", email)
+			}
+			saveAsAnEditorDoes(t, path, tt.edit)
+			store.loadSettledSave()
+			store.loadSettledSave()
+			store.close() // the server stops, and starts again
+
+			restarted, _ := openStoreAt(t, path)
+			if created := mustCreate(t, restarted, "Next", "next@example.com"); created.ID != tt.nextID {
+				t.Errorf("after the restart the next user has id %d, want %d", created.ID, tt.nextID)
+			}
+		})
+	}
+}
+
+// A save that lands while a write is on its way, after its look and before its rename, is kept:
+// the write stops before the rename, leaves no temporary file, and returns errFileEdited.
+func TestASaveDuringAWriteIsKept(t *testing.T) {
 	path := dataPath(t)
-	store := openStoreAt(t, path)
-	created := mustCreate(t, store, "Ann", "ann@example.com")
-	log := &logBuffer{}
-	logger := slog.New(slog.NewJSONHandler(log, nil))
+	store, _ := openStoreAt(t, path)
+	saved := `{"users": [{"id": 7, "name": "Gus", "email": "gus@example.com"}]}`
+	saveAsAnEditorDoes(t, path, saved) // after the server's last look, which recorded the file it wrote
 
-	saveAsAnEditorDoes(t, path, "{\n  \"users\": [\n    {\"id\": 1, \"name\": \"Ann\", \"email\": \"ann@example.com\"},\n  ]\n}\n")
-	store.loadEdit(logger)
-	store.loadEdit(logger)
-	const notLoaded = "the data file was edited, but the edit is not loaded: the server goes on with the users it had, and its next write replaces the file"
-	records := log.records(notLoaded)
-	if len(records) != 1 || !strings.HasPrefix(records[0]["error"].(string), "line 4, column 3: this is not valid JSON") {
-		t.Fatalf("the log says %v, want one record naming line 4, column 3", records)
+	err := store.file.write([]user{{1, "Ann", "ann@example.com"}}, 1)
+	if !errors.Is(err, errFileEdited) || fileText(t, path) != saved {
+		t.Errorf("the write returned %v and left %q, want errFileEdited and the save", err, fileText(t, path))
 	}
-	if users := allUsers(t, store); !slices.Equal(users, []user{created}) {
-		t.Errorf("the users are %v, want Ann as she was", users)
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file is still there: %v", err)
 	}
+}
 
+// A data file that is gone is logged and not loaded: the users stay in memory, and the next write
+// creates the file again. A path that is no longer a regular file refuses writes.
+func TestAFileGoneOrReplacedByAFolder(t *testing.T) {
+	path := dataPath(t)
+	store, log := openStoreAt(t, path)
+	ann := mustCreate(t, store, "Ann", "ann@example.com")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	store.loadSettledSave()
+	store.loadSettledSave()
+	if users := allUsers(t, store); !slices.Equal(users, []user{ann}) || len(log.records("data file missing")) != 1 {
+		t.Fatalf("the users are %v, and the log says %v; want Ann, and the file missing", users, log)
+	}
 	mustCreate(t, store, "Bob", "bob@example.com")
 	if contents := parseFileAt(t, path); len(contents.users) != 2 {
-		t.Errorf("the file holds %v after the next write, want Ann and Bob", contents.users)
+		t.Errorf("the file written again holds %v, want Ann and Bob", contents.users)
 	}
-	store.loadEdit(logger)
-	if records := log.records(notLoaded); len(records) != 1 {
-		t.Errorf("the log says %v, want still one record", records)
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.create(context.Background(), fieldsOf("Cy", "cy@example.com"), preconditions{}.onCollection); !errors.Is(err, errFileEdited) {
+		t.Errorf("a create with a folder at the file's path: %v, want errFileEdited", err)
 	}
 }
 
-// The server's own writes are never taken for a person's edit: after each of a thousand writes
-// (400 creates, 400 updates, 200 deletes), and after a write the disk failed, a look at the file
-// finds nothing to load.
+// The server's own writes are never taken for a person's save: after creates, updates, deletes
+// and a write the disk failed, a look finds nothing to load.
 func TestTheServersOwnWritesAreNeverEdits(t *testing.T) {
 	path := dataPath(t)
-	store := openStoreAt(t, path)
-	log := &logBuffer{}
-	logger := slog.New(slog.NewJSONHandler(log, nil))
+	store, log := openStoreAt(t, path)
 	keep := func(user) error { return nil }
-	for i := 1; i <= 400; i++ {
+	for i := 1; i <= 8; i++ {
 		u := mustCreate(t, store, "User", fmt.Sprintf("user%d@example.com", i))
-		store.loadEdit(logger)
+		store.loadSettledSave()
 		name := "Renamed"
 		if _, err := store.update(context.Background(), u.ID, userFields{name: &name}, keep); err != nil {
 			t.Fatal(err)
 		}
-		store.loadEdit(logger)
+		store.loadSettledSave()
 		if i%2 == 0 {
 			if err := store.delete(context.Background(), u.ID, keep); err != nil {
 				t.Fatal(err)
 			}
-			store.loadEdit(logger)
+			store.loadSettledSave()
 		}
 	}
 	if err := os.Mkdir(path+".tmp", 0o700); err != nil { // the next write fails
@@ -453,38 +571,10 @@ func TestTheServersOwnWritesAreNeverEdits(t *testing.T) {
 	if _, err := store.create(context.Background(), fieldsOf("Zed", "zed@example.com"), preconditions{}.onCollection); err == nil {
 		t.Fatal("a write with a folder at the temporary file's place went through")
 	}
-	store.loadEdit(logger)
-	if strings.Contains(log.String(), "edited") {
+	store.loadSettledSave()
+	store.loadSettledSave()
+	if log.String() != "" {
 		t.Errorf("the server took its own writes for an edit:\n%s", log)
-	}
-}
-
-// Ids are never reused, not even after an edit: the next id is the larger of the edited file's
-// and the server's.
-func TestAnEditGivesNoIDTwice(t *testing.T) {
-	for _, tt := range []struct {
-		name, edit string
-		nextID     int64
-	}{
-		{"an edit that leaves out a deleted user and next_id", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}]}`, 4},
-		{"an edit with a larger id", `{"users": [{"id": 10, "name": "Ten", "email": "ten@example.com"}]}`, 11},
-		{"an edit with a larger next_id", `{"next_id": 20, "users": []}`, 20},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			path := dataPath(t)
-			store := openStoreAt(t, path)
-			for _, email := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} { // ids 1, 2, 3
-				mustCreate(t, store, "User", email)
-			}
-			if err := store.delete(context.Background(), 3, func(user) error { return nil }); err != nil {
-				t.Fatal(err)
-			}
-			saveAsAnEditorDoes(t, path, tt.edit)
-			store.loadEdit(slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if created := mustCreate(t, store, "Next", "next@example.com"); created.ID != tt.nextID {
-				t.Errorf("the next user has id %d, want %d", created.ID, tt.nextID)
-			}
-		})
 	}
 }
 

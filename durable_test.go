@@ -28,7 +28,7 @@ func TestWriteDurablyReplacesTheFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := writeDurably(path, path+".tmp", []byte("new\n")); err != nil {
+			if err := writeDurably(path, []byte("new\n"), goAhead); err != nil {
 				t.Fatal(err)
 			}
 			wantFile(t, path, "new\n")
@@ -41,13 +41,14 @@ func TestWriteDurablyReplacesTheFile(t *testing.T) {
 // made. Each step is made to fail on the real file system.
 func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 	tests := []struct {
-		name     string
-		obstruct func(t *testing.T, path, temporary string)
-		madeTemp bool // the write made the temporary file before it failed
+		name         string
+		obstruct     func(t *testing.T, path, temporary string)
+		beforeRename func(written os.FileInfo) error
+		madeTemp     bool // the write made the temporary file before it failed
 	}{
 		{"the temporary file cannot be created", func(t *testing.T, path, temporary string) {
 			mkdir(t, temporary) // a folder where the temporary file must go
-		}, false},
+		}, goAhead, false},
 		{"the disk is full", func(t *testing.T, path, temporary string) {
 			// /dev/full takes no byte: every write to it fails with ENOSPC, as on a full disk.
 			if _, err := os.Stat("/dev/full"); err != nil {
@@ -56,7 +57,7 @@ func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 			if err := os.Symlink("/dev/full", temporary); err != nil {
 				t.Skip("no symbolic links here:", err)
 			}
-		}, true},
+		}, goAhead, true},
 		{"the rename fails", func(t *testing.T, path, temporary string) {
 			// A folder that is not empty where the file was: nothing can be renamed over it.
 			if err := os.Remove(path); err != nil {
@@ -66,7 +67,9 @@ func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(path, "old"), []byte("old"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, true},
+		}, goAhead, true},
+		{"the check before the rename says no", func(t *testing.T, path, temporary string) {},
+			func(os.FileInfo) error { return errors.New("no") }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,7 +81,7 @@ func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 			tc.obstruct(t, path, temporary)
 			old := snapshot(t, folder)
 
-			if err := writeDurably(path, temporary, []byte("new")); err == nil {
+			if err := writeDurably(path, []byte("new"), tc.beforeRename); err == nil {
 				t.Fatal("the write succeeded")
 			}
 			if tc.madeTemp {
@@ -92,19 +95,22 @@ func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 	}
 }
 
+// goAhead is a check before the rename that lets every write go ahead.
+func goAhead(os.FileInfo) error { return nil }
+
 // A reader of the file, another program or a person, sees the old document or the new one whole,
 // never a part of one: the new one is renamed over the old (rename(2) is atomic).
 func TestAReaderSeesTheOldFileOrTheNew(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.json")
 	versions := [][]byte{bytes.Repeat([]byte("a"), 64<<10), bytes.Repeat([]byte("b"), 64<<10)}
-	if err := writeDurably(path, path+".tmp", versions[0]); err != nil {
+	if err := writeDurably(path, versions[0], goAhead); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := 1; i <= 20; i++ {
-			if err := writeDurably(path, path+".tmp", versions[i%2]); err != nil {
+			if err := writeDurably(path, versions[i%2], goAhead); err != nil {
 				t.Error(err)
 			}
 		}

@@ -237,7 +237,7 @@ func withoutMain(t *testing.T, source []byte) []byte {
 			break
 		}
 	}
-	for _, onlyMains := range []string{"os", "os/signal", "syscall"} {
+	for _, onlyMains := range []string{"os", "os/signal"} {
 		if !deleteImport(file, onlyMains) {
 			t.Fatalf("main.go does not import %s", onlyMains)
 		}

@@ -27,11 +27,37 @@ func main() {
 	// second Ctrl-C ends the process at once instead of waiting for the requests in flight.
 	context.AfterFunc(ctx, stop)
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "users:", err)
-		if errors.As(err, new(usageError)) {
+		printError(os.Stderr, err)
+		if errors.Is(err, errUsage) {
 			os.Exit(2)
 		}
 		os.Exit(1)
+	}
+}
+
+// errUsage marks a mistake in the flags or the environment: exit status 2.
+var errUsage = errors.New("usage")
+
+// An advisedError is an error with what the person who started the program can do about it, which
+// printError prints once, after the error. withAdvice makes one.
+type advisedError struct {
+	err    error
+	advice string
+}
+
+// withAdvice returns err with advice for the person who started the program.
+func withAdvice(err error, advice string) error { return &advisedError{err: err, advice: advice} }
+
+func (e *advisedError) Error() string { return e.err.Error() }
+func (e *advisedError) Unwrap() error { return e.err }
+
+// printError prints the error that stopped the program and, on the next line, the advice it
+// carries, if any: the one place advice is printed.
+func printError(stderr io.Writer, err error) {
+	fmt.Fprintln(stderr, "users:", err)
+	var advised *advisedError
+	if errors.As(err, &advised) {
+		fmt.Fprintln(stderr, "  "+advised.advice)
 	}
 }
 
@@ -73,7 +99,9 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	server := newHTTPServer(handler, cfg.timeouts, logger)
 	server.TLSConfig = cfg.tls
 	listener, err := net.Listen("tcp", cfg.addr) // listening ourselves gives tests a free port with :0
-	if err != nil {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return withAdvice(err, "choose another port, such as -addr "+nextPort(cfg.addr)+", or port 0 for any free one")
+	} else if err != nil {
 		return err
 	}
 	served := make(chan error, 1)
@@ -89,9 +117,10 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	if cfg.generated != nil {
 		printTokenNotice(stderr, cfg.generated, curlCommand(cfg, baseURL, cfg.generated.read))
 	}
-	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", users, "storage", storage, "version", version)
-	if cfg.tls == nil && !isLoopback(listener.Addr()) {
-		logger.Warn(clearTextWarning, "addr", listener.Addr().String())
+	logger.Info("listening", "addr", listener.Addr().String(), "url", baseURL, "users", users, "storage", storage,
+		"cors_origins", cfg.cors, "version", version)
+	if cfg.tls == nil && !isLoopback(listener.Addr()) { // README, "HTTPS": RFC 6750 §5.3 asks for TLS
+		logger.Warn("bearer tokens in clear text", "addr", listener.Addr().String())
 	}
 
 	select {
@@ -99,7 +128,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("stopping: finishing the requests in flight")
+	logger.Info("stopping") // the requests in flight finish first
 	// A fresh context: ctx is done already. The requests in flight get theirs as they were.
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.timeouts.shutdown) // but not forever
 	defer cancel()
@@ -132,11 +161,12 @@ func isLoopback(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-// clearTextWarning is logged once at start by a server without TLS on an address other machines
-// can reach.
-const clearTextWarning = "plain HTTP on an address that is not loopback: bearer tokens travel in clear text, " +
-	"readable by anyone on the path (RFC 6750 §5.3 requires TLS); serve HTTPS with -tls-cert FILE -tls-key FILE, " +
-	"or listen on loopback behind a proxy that terminates TLS"
+// nextPort returns addr with the port after its own, for a start whose port is taken.
+func nextPort(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
+}
 
 // newHTTPServer is the http.Server of a handler, with its time-outs: a zero http.Server has none,
 // and a slow or stalled client would hold a connection forever (README, "What it withstands").
@@ -170,12 +200,12 @@ func defaultTimeouts(delay time.Duration) timeouts {
 // the sample users to a store that never had a user. It is where a program that keeps its users
 // elsewhere (a database) opens its own store (examples/postgres).
 func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *userStore, storage string, err error) {
-	store, storage = newUserStore(), "memory only: users are lost when the server stops (start with -data FILE to keep them)"
+	store, storage = newUserStore(), "memory"
 	if cfg.dataFile != "" {
-		if store, err = openUserStore(cfg.dataFile); err != nil {
+		if store, err = openUserStore(cfg.dataFile, logger); err != nil {
 			return nil, "", err
 		}
-		go store.watch(ctx, logger) // a person's edits of the file, loaded while the server runs
+		go store.watch(ctx) // a person's edits of the file, loaded while the server runs
 		storage = "file " + cfg.dataFile
 	}
 	if cfg.sampleData {
@@ -187,9 +217,6 @@ func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *us
 	return store, storage, nil
 }
 
-// usageError is a mistake in the flags or the environment: exit status 2.
-type usageError struct{ error }
-
 // config is everything the flags and the environment decide.
 type config struct {
 	addr        string
@@ -200,8 +227,7 @@ type config struct {
 	timeouts    timeouts
 	sampleData  bool
 	showVersion bool
-	tlsCert     string
-	tlsKey      string
+	tlsCert     string           // -tls-cert, which the token notice's curl line may name (curlTrust)
 	tls         *tls.Config      // from -tls-cert and -tls-key; nil for plain HTTP
 	tokens      tokens           // from USERS_TOKENS, or generated
 	generated   *generatedTokens // the tokens made for this run, to be shown once; nil when USERS_TOKENS sets them
@@ -216,8 +242,8 @@ func (c config) scheme() string {
 }
 
 // parseConfig reads the flags and USERS_TOKENS, and the files -tls-cert and -tls-key name: every
-// mistake is found before the server starts. For -h it prints the usage to stdout and returns
-// flag.ErrHelp, as the flag package does.
+// mistake is found before the server starts, and is errUsage. For -h it prints the usage to stdout
+// and returns flag.ErrHelp, as the flag package does.
 func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*config, error) {
 	cfg := &config{}
 	flags := flag.NewFlagSet("users", flag.ContinueOnError)
@@ -227,10 +253,10 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 	flags.StringVar(&cfg.dataFile, "data", "", "keep users in this JSON `file`, such as users.json; without it they live in memory only")
 	flags.StringVar(&cfg.logFormat, "log-format", "text", "log as `text` or json")
 	cors := flags.String("cors-origin", "", "comma-separated `origins` whose pages may call the API (for example http://localhost:3000), or *")
-	flags.DurationVar(&cfg.delay, "delay", 0, "slow every /api/ answer by this `duration` (0 to 10s), to show loading states")
+	delay := flags.String("delay", "0s", "slow every /api/ answer by this `duration` (0 to 10s, such as 500ms), to show loading states")
 	flags.BoolVar(&cfg.sampleData, "sample-data", false, "add 12 example users to an empty store")
 	flags.StringVar(&cfg.tlsCert, "tls-cert", "", "serve only HTTPS, with the PEM certificate (chain) in this `file`; needs -tls-key")
-	flags.StringVar(&cfg.tlsKey, "tls-key", "", "the PEM private key `file` of -tls-cert")
+	tlsKey := flags.String("tls-key", "", "the PEM private key `file` of -tls-cert")
 	flags.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 
 	err := flags.Parse(args[1:])
@@ -242,40 +268,49 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 		flags.PrintDefaults()
 		return nil, flag.ErrHelp
 	case err != nil:
-		return nil, usageError{fmt.Errorf("%w (run with -h for the flags)", err)}
+		return nil, withAdvice(fmt.Errorf("%w: %w", errUsage, err), "run with -h to see the flags")
 	case cfg.showVersion:
 		return cfg, nil // -version prints the version whatever else the flags and the environment say
 	case flags.NArg() > 0:
-		return nil, usageError{fmt.Errorf("unexpected argument %q: the service takes only flags (run with -h)", flags.Arg(0))}
+		return nil, withAdvice(fmt.Errorf("%w: unexpected argument %q", errUsage, flags.Arg(0)), "the service takes only flags: run with -h to see them")
 	case !isListenAddress(cfg.addr):
-		return nil, usageError{fmt.Errorf("-addr must be host:port with a port from 0 to 65535, such as localhost:8080, not %q", cfg.addr)}
+		return nil, withAdvice(fmt.Errorf("%w: -addr %q is not host:port", errUsage, cfg.addr),
+			"write it as localhost:8080, with a port from 0 (any free port) to 65535")
 	case cfg.logFormat != "text" && cfg.logFormat != "json":
-		return nil, usageError{fmt.Errorf("-log-format must be text or json, not %q", cfg.logFormat)}
-	case cfg.delay < 0 || cfg.delay > 10*time.Second:
-		return nil, usageError{fmt.Errorf("-delay must be from 0 to 10s, not %s", cfg.delay)}
-	case cfg.tlsCert != "" && cfg.tlsKey == "":
-		return nil, usageError{fmt.Errorf("-tls-cert %s needs -tls-key FILE too: HTTPS takes the certificate and its private key", cfg.tlsCert)}
-	case cfg.tlsKey != "" && cfg.tlsCert == "":
-		return nil, usageError{fmt.Errorf("-tls-key %s needs -tls-cert FILE too: HTTPS takes the certificate and its private key", cfg.tlsKey)}
+		return nil, fmt.Errorf("%w: -log-format %q is neither text nor json", errUsage, cfg.logFormat)
+	}
+	if cfg.delay, err = parseDelay(*delay); err != nil {
+		return nil, err
 	}
 	cfg.timeouts = defaultTimeouts(cfg.delay)
 	if cfg.cors, err = parseCORSOrigins(*cors); err != nil {
-		return nil, usageError{err}
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if cfg.tokens, cfg.generated, err = loadTokens(getenv("USERS_TOKENS")); err != nil {
-		return nil, usageError{err}
+		return nil, withAdvice(fmt.Errorf("%w: %w", errUsage, err),
+			"write USERS_TOKENS as TOKEN:ROLE entries separated by commas, ROLE read or write, such as USERS_TOKENS=\"TOKEN1:write,TOKEN2:read\"")
 	}
 	if cfg.generated != nil && cfg.logFormat == "json" {
 		// JSON logs go to a collector, which would keep a generated token in a log record.
-		return nil, usageError{errors.New("-log-format json needs USERS_TOKENS: set it, such as USERS_TOKENS=\"TOKEN:write,TOKEN:read\"; " +
-			"the tokens a server makes itself are shown only in a text notice, never in a log record")}
+		return nil, withAdvice(fmt.Errorf("%w: -log-format json without USERS_TOKENS", errUsage),
+			"set USERS_TOKENS: the tokens a server makes itself are shown only in a text notice, never in a log record")
 	}
-	if cfg.tlsCert != "" {
-		if cfg.tls, err = loadTLSConfig(cfg.tlsCert, cfg.tlsKey); err != nil {
-			return nil, usageError{err}
-		}
+	if cfg.tls, err = loadTLSConfig(cfg.tlsCert, *tlsKey); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return cfg, nil
+}
+
+// parseDelay reads -delay: a duration from 0 to 10s.
+func parseDelay(text string) (time.Duration, error) {
+	delay, err := time.ParseDuration(text)
+	if _, isNumber := strconv.ParseFloat(text, 64); err != nil && isNumber == nil {
+		return 0, withAdvice(fmt.Errorf("%w: -delay %s has no unit", errUsage, text), "write -delay "+text+"ms, or "+text+"s")
+	}
+	if err != nil || delay < 0 || delay > 10*time.Second {
+		return 0, withAdvice(fmt.Errorf("%w: -delay %s is not a duration from 0 to 10s", errUsage, text), "write it as 500ms or 2s")
+	}
+	return delay, nil
 }
 
 // isListenAddress checks -addr at once, so a typo is a usage error (exit 2), not exit 1.

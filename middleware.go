@@ -13,11 +13,14 @@ import (
 	"time"
 )
 
-// What every request goes through before its route, from the outside in (newServer, users.go):
+// What every request goes through before its route, from the outside in (newServer, users.go),
+// each middleware with one job:
 //
-//	observe           request id, nosniff, the access log line, and a panic answered as a JSON 500
-//	allowCrossOrigin  the CORS headers, and a preflight's 204 under /api/, when -cors-origin is set (cors.go)
-//	guardAPI          under /api/: Vary, Cache-Control, -delay, then the token (401, 403)
+//	observe           the request id, nosniff, the access log line, and a panic answered as a JSON 500
+//	allowCrossOrigin  the CORS headers, and a preflight's 204 under /api/ (cors.go)
+//	apiHeaders        under /api/: Vary: Authorization and Cache-Control
+//	slowDown          under /api/, with -delay: the wait before the answer
+//	requireToken      under /api/: the bearer token and its permission, 401 and 403 (auth.go)
 //	the mux           the routes of users.go, with JSON 404 and 405
 
 // observe gives each request its id, logs it once it is answered, and turns a panic into a JSON 500.
@@ -60,7 +63,7 @@ func (a *api) recoverPanic(answer *observedResponse, r *http.Request, requestID 
 	if recovered == http.ErrAbortHandler || answer.status != 0 {
 		return true
 	}
-	writeError(answer, r, a.log, errInternal)
+	writeError(answer, r, a.log, internalError())
 	return false
 }
 
@@ -116,49 +119,63 @@ func isPreflight(r *http.Request) bool {
 		r.Header.Get("Access-Control-Request-Method") != ""
 }
 
-// guardAPI does what every request to a path under /api/ needs before its route: the header
-// fields every answer there carries, -delay, and the bearer token (401, 403) for every method
-// but an OPTIONS (docs/api.md, "The order of the checks"). The path is the one the mux routes,
-// its escapes decoded, so /api//users needs a token before the mux redirects it.
-func (a *api) guardAPI(next http.Handler) http.Handler {
+// isAPI reports whether a request is to the API, whose paths begin with /api/. The path is the
+// one the mux routes, its escapes decoded, so /api//users is judged as the API before the mux
+// redirects it.
+func isAPI(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
+
+// apiHeaders sets what every answer under /api/ carries: Vary: Authorization, since what it says
+// depends on who asks, and Cache-Control: no-store, which a 200 or 304 to GET relaxes
+// (sendRepresentation).
+func apiHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Add("Vary", "Authorization")     // what an answer says depends on who asks
-		w.Header().Set("Cache-Control", "no-store") // a 200 or 304 to GET relaxes it (sendRepresentation)
-		var refused error                           // OPTIONS needs no token
-		if r.Method != http.MethodOptions {
-			refused = a.tokens.permit(r)
-		}
-		if a.delay > 0 && !isPreflight(r) { // -delay, for demos of loading states; a 401 waits too
-			if refused == nil {
-				readBodyFirst(r)
-			}
-			timer := time.NewTimer(a.delay)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
-			case <-r.Context().Done():
-				return // the client has gone: nothing to answer, and the log says so (observe)
-			}
-		}
-		if refused != nil {
-			writeError(w, r, a.log, refused)
-			return
+		if isAPI(r) {
+			w.Header().Add("Vary", "Authorization")
+			w.Header().Set("Cache-Control", "no-store")
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// readBodyFirst reads the body of a request that is about to wait out -delay, once its token is
-// known good, up to one byte over the limit, and hands it on as it was. net/http notices that a client has gone only once the
-// body is read to its end: without this, a POST whose client left would still wait, then write.
-func readBodyFirst(r *http.Request) {
-	read, _ := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1)) // an error shows again to the handler
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(read), r.Body), r.Body}
+// slowDown waits -delay before it lets a request under /api/ go on, a preflight's but, so that a
+// page shows its loading states. A client that leaves ends its wait and gets no answer (observe
+// logs it so); a stop waits for a delayed request as for any other.
+func (a *api) slowDown(next http.Handler) http.Handler {
+	if a.delay == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isAPI(r) || isPreflight(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// net/http notices that a client has left only once it has read the request's body to its
+		// end: the body is read first, through the limit the handlers read it with, and handed on.
+		r.Body = readAhead(w, r.Body)
+		timer := time.NewTimer(a.delay)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			next.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	})
 }
+
+// readAhead reads body to its end, as far as maxBodyBytes allows, and returns a body that gives
+// the same bytes, and then the same error, again.
+func readAhead(w http.ResponseWriter, body io.ReadCloser) io.ReadCloser {
+	read, err := io.ReadAll(http.MaxBytesReader(w, body, maxBodyBytes))
+	return readAgain{Reader: io.MultiReader(bytes.NewReader(read), failingReader{err}), Closer: body}
+}
+
+// readAgain is a body read ahead: its bytes again, and the body's own Close.
+type readAgain struct {
+	io.Reader
+	io.Closer
+}
+
+// A failingReader gives its error at every read, or io.EOF for none.
+type failingReader struct{ err error }
+
+func (f failingReader) Read([]byte) (int, error) { return 0, cmp.Or(f.err, io.EOF) }

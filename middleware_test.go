@@ -352,27 +352,31 @@ func TestDelaySlowsEveryAPIAnswerButPreflights(t *testing.T) {
 	}
 }
 
-// Under -delay, the token is judged before the wait, and only a request it lets through has its
-// body read before the wait: a client without a token cannot make the server hold a body for it.
-func TestDelayReadsNoBodyWithoutAToken(t *testing.T) {
+// Under -delay the body is read before the wait, since net/http notices a client that left only
+// once it has read the body, but through the handlers' own limit: a body of 2 MiB, of a length
+// not declared, is read no further than 1 MiB and a byte, and answered 413 as without -delay.
+func TestDelayReadsABodyNoFurtherThanTheLimit(t *testing.T) {
 	ts := newTestServer(t, "-delay", "1ms")
-	body := &watchedBody{Reader: strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`)}
+	body := &countedBody{Reader: strings.NewReader(strings.Repeat("a", 2<<20))}
 	r := httptest.NewRequest("POST", "/api/users", body)
+	r.ContentLength = -1 // not declared, as for a chunked body: only the limit stops the read
+	r.Header.Set("Authorization", "Bearer "+writeToken)
 	r.Header.Set("Content-Type", "application/json")
-	if w := ts.serve(r); w.Code != http.StatusUnauthorized || body.read {
-		t.Errorf("%d, the body read: %v; want 401 and the body never read", w.Code, body.read)
+	if w := ts.serve(r); w.Code != http.StatusRequestEntityTooLarge || body.read > maxBodyBytes+1 {
+		t.Errorf("%d with %d bytes read, want 413 and at most %d read", w.Code, body.read, maxBodyBytes+1)
 	}
 }
 
-// watchedBody is a request body that remembers whether it was read.
-type watchedBody struct {
+// countedBody is a request body that counts the bytes read from it.
+type countedBody struct {
 	io.Reader
-	read bool
+	read int
 }
 
-func (b *watchedBody) Read(p []byte) (int, error) {
-	b.read = true
-	return b.Reader.Read(p)
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	b.read += n
+	return n, err
 }
 
 // A client that leaves during -delay ends its wait: the request is never carried out, so the

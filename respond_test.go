@@ -31,6 +31,14 @@ func TestErrorForGivesEachErrorItsStatus(t *testing.T) {
 		{"no such user, wrapped", fmt.Errorf("patching 7: %w", errNotFound), http.StatusNotFound, true},
 		{"an e-mail taken", errEmailTaken, http.StatusConflict, true},
 		{"no id left", errNoIDLeft, http.StatusConflict, true},
+		{"no token", errNoToken, http.StatusUnauthorized, true},
+		{"a token unknown", errInvalidToken, http.StatusUnauthorized, true},
+		{"a read-only token writes", errReadOnly, http.StatusForbidden, true},
+		{"If-Match fails", errIfMatchFailed, http.StatusPreconditionFailed, true},
+		{"If-Match holds no strong tag", errIfMatchNotAnETag, http.StatusPreconditionFailed, true},
+		{"If-None-Match fails", errIfNoneMatchFailed, http.StatusPreconditionFailed, true},
+		{"a body too large", errBodyTooLarge, http.StatusRequestEntityTooLarge, true},
+		{"a data file edit that cannot be loaded", fmt.Errorf("writing users.json: %w", errFileEdited), http.StatusServiceUnavailable, true},
 		{"anything else", errors.New("write users.json.tmp: no space left on device"), http.StatusInternalServerError, false},
 		{"the store closed", errClosed, http.StatusInternalServerError, false},
 	} {
@@ -96,20 +104,6 @@ func TestUnforeseenErrorIs500AndOnlyTheLogSaysWhy(t *testing.T) {
 	if len(records) != 1 || records[0]["error"] != cause.Error() || records[0]["request_id"] != "req-7" ||
 		records[0]["method"] != "DELETE" || records[0]["path"] != "/api/users/7" {
 		t.Errorf("the log has %v, want one record with the cause, the request id, the method and the path", records)
-	}
-}
-
-// withHeader returns a copy: an error the API shares (errNoToken, say) keeps its header fields
-// whatever a request adds to its own copy.
-func TestWithHeaderLeavesTheOriginalAlone(t *testing.T) {
-	shared := newError(http.StatusUnauthorized, "this API needs a bearer token")
-	challenged := shared.withHeader("WWW-Authenticate", `Bearer realm="users"`)
-	both := challenged.withHeader("X-Extra", "1")
-	if shared.header != nil || len(challenged.header) != 1 || len(both.header) != 2 {
-		t.Errorf("header fields: shared %v, challenged %v, both %v; want none, one, two", shared.header, challenged.header, both.header)
-	}
-	if both.status != shared.status || both.message != shared.message {
-		t.Errorf("the copy says %d %q, want the original's %d %q", both.status, both.message, shared.status, shared.message)
 	}
 }
 

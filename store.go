@@ -3,49 +3,34 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"math"
 	"sync"
-	"time"
 )
 
-// errClosed is the error of a write to a store that was closed: the server has stopped.
+// errClosed is the error of a write to a store that was closed: the server has stopped, and the
+// data file may be another server's already.
 var errClosed = errors.New("store closed")
 
 // userStore keeps the users in a map in memory and, with -data, a copy of them in a JSON file
-// (datafile.go) that each write replaces whole.
+// (datafile.go) that each write replaces whole. Its methods take a context first, as a store kept
+// elsewhere needs (examples/postgres cancels its query with it); this one has nothing to cancel.
 //
 // Its locking rule: mu guards every field below it, the data file's included. Reads hold it for
-// reading; a write holds it for writing from judging the change to applying it, the file's rewrite
-// included, so writes take turns, what a write judged still holds when it applies, and reads wait
-// for a write in progress. Loading a person's edit of the file holds it for writing too.
+// reading; a write, and a look at the data file, hold it for writing, from the look and the
+// judgment of the change to its end, the file's rewrite included. So writes take turns, what a
+// write judged still holds when it applies, and reads wait for a write in progress.
 type userStore struct {
 	mu     sync.RWMutex
 	users  map[int64]user   // the users by id: memory follows them, never the largest id
 	byKey  map[string]int64 // each user's uniqueKey (user.go) to its id: no two users share one
 	lastID int64            // the largest id ever given, 0 before the first: ids are never reused
 	file   *dataFile        // nil when the users live in memory only
-	closed bool             // the server has stopped: writes are refused, the file is another's to lock
+	closed bool             // the server has stopped: writes are refused
 }
 
 // newUserStore returns an empty store that keeps its users in memory only.
 func newUserStore() *userStore {
 	return &userStore{users: map[int64]user{}, byKey: map[string]int64{}}
-}
-
-// openUserStore returns the store kept in the data file at path (datafile.go): the users it holds,
-// and from then on every write is in the file before it is answered.
-func openUserStore(path string) (*userStore, error) {
-	file, contents, err := openDataFile(path)
-	if err != nil {
-		return nil, err
-	}
-	s := &userStore{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.setUsers(contents.users)
-	s.lastID, s.file = contents.lastID, file
-	return s, nil
 }
 
 // setUsers makes users, checked as the data file's are (checkDocument), the store's users, with
@@ -104,6 +89,9 @@ func (s *userStore) neverHadUsers(ctx context.Context) (bool, error) {
 func (s *userStore) create(ctx context.Context, fields userFields, check func(collection func() ([]user, error)) error) (user, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.beforeWrite(); err != nil {
+		return user{}, err
+	}
 	if err := check(func() ([]user, error) { return s.sortedUsers(), nil }); err != nil {
 		return user{}, err
 	}
@@ -124,6 +112,9 @@ func (s *userStore) create(ctx context.Context, fields userFields, check func(co
 func (s *userStore) update(ctx context.Context, id int64, fields userFields, check func(current user) error) (user, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.beforeWrite(); err != nil {
+		return user{}, err
+	}
 	before, ok := s.users[id]
 	if !ok {
 		return user{}, errNotFound
@@ -143,6 +134,9 @@ func (s *userStore) update(ctx context.Context, id int64, fields userFields, che
 func (s *userStore) delete(ctx context.Context, id int64, check func(current user) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.beforeWrite(); err != nil {
+		return err
+	}
 	before, ok := s.users[id]
 	if !ok {
 		return errNotFound
@@ -159,6 +153,16 @@ func (s *userStore) isTaken(u user) bool {
 	return taken && owner != u.ID
 }
 
+// beforeWrite is what every write does first, under mu: a closed store refuses it, and a person's
+// save of the data file is loaded (loadPendingSave, datafile.go), so that the write is judged
+// against it.
+func (s *userStore) beforeWrite() error {
+	if s.closed {
+		return errClosed // a request left behind by a stop that timed out
+	}
+	return s.loadPendingSave()
+}
+
 // A change is a write that has been judged: user id as it was before and as it is after, nil
 // where there is none (before a create, after a delete).
 type change struct {
@@ -168,28 +172,29 @@ type change struct {
 
 // commit is the one write path. With a data file, the whole document as it will be after c is
 // written durably first, and only then does memory change, so that no reader sees a write a crash
-// could take back; a write the disk fails changes nothing, and the next write tries again. The
-// caller holds mu for writing.
+// could take back. After a failed write memory holds what the file holds: a write that failed
+// before its rename changed neither, and the next write tries again; one whose folder could not be
+// synced after its rename (errNotSynced) is in the file, so memory takes it too, and the client is
+// told 500: not confirmed. The caller holds mu for writing.
 func (s *userStore) commit(c change) error {
-	if s.closed {
-		return errClosed // a request left behind by a stop that timed out: the file is no longer locked
-	}
+	var err error
 	if s.file != nil {
-		if err := s.file.write(s.usersAfter(c), max(s.lastID, c.id)); err != nil {
-			return err
-		}
+		err = s.file.write(s.usersAfter(c), max(s.lastID, c.id))
+	}
+	if err != nil && !errors.Is(err, errNotSynced) {
+		return err
 	}
 	if c.before != nil {
 		delete(s.byKey, c.before.uniqueKey())
 	}
 	if c.after == nil {
 		delete(s.users, c.id)
-		return nil
+	} else {
+		s.users[c.id] = *c.after
+		s.byKey[c.after.uniqueKey()] = c.id
+		s.lastID = max(s.lastID, c.id)
 	}
-	s.users[c.id] = *c.after
-	s.byKey[c.after.uniqueKey()] = c.id
-	s.lastID = max(s.lastID, c.id)
-	return nil
+	return err
 }
 
 // usersAfter returns every user as they will be once c is applied, in id order: what the data
@@ -208,57 +213,8 @@ func (s *userStore) usersAfter(c change) []user {
 	return users
 }
 
-// watch looks at the data file about once a second for a person's edit (loadEdit), until ctx is
-// done. openStore (main.go) runs it beside the server.
-func (s *userStore) watch(ctx context.Context, log *slog.Logger) {
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			s.loadEdit(log)
-		}
-	}
-}
-
-// loadEdit loads a person's edit of the data file, if there is one, as the start would load the
-// file (docs/durability.md, "Editing it while the server runs"). An edit that passes the start's
-// checks replaces the users under the lock, and the log says how many were added, changed and
-// removed; ids are still never reused. One that fails them is not loaded: the log says why, once,
-// and the server goes on with the users it had, until its next write replaces the file.
-func (s *userStore) loadEdit(log *slog.Logger) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file == nil || s.closed {
-		return
-	}
-	contents, edited, err := s.file.readEdit()
-	switch {
-	case !edited:
-		return
-	case err != nil:
-		log.Warn("the data file was edited, but the edit is not loaded: the server goes on with the users it had, and its next write replaces the file",
-			"file", s.file.path, "error", err)
-		return
-	}
-	added, changed := 0, 0
-	for _, u := range contents.users {
-		if before, ok := s.users[u.ID]; !ok {
-			added++
-		} else if before != u {
-			changed++
-		}
-	}
-	removed := len(s.users) - (len(contents.users) - added)
-	s.setUsers(contents.users)
-	s.lastID = max(s.lastID, contents.lastID) // the larger of the file's and the server's: ids are never reused
-	log.Info("the data file was edited: the edit is loaded", "file", s.file.path, "added", added, "changed", changed, "removed", removed)
-}
-
-// close lets go of the data file, for another server to use, once the write in progress, if any,
-// is done. Every write after it fails with errClosed. A second close does nothing.
+// close refuses every write from now on, once the write in progress, if any, is done, and lets go
+// of the data file, for another server to use. A second close does nothing.
 func (s *userStore) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

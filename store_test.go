@@ -39,7 +39,7 @@ func TestStoreGivesEachIDOnce(t *testing.T) {
 func TestStoreGivesTheLastIDOnce(t *testing.T) {
 	path := dataPath(t)
 	writeDataFile(t, path, `{"next_id": 9223372036854775807, "users": []}`)
-	s := openStoreAt(t, path)
+	s, _ := openStoreAt(t, path)
 
 	if last := mustCreate(t, s, "Ann", "ann@example.com"); last.ID != math.MaxInt64 {
 		t.Fatalf("the user got the id %d, want 2^63-1", last.ID)
@@ -200,7 +200,7 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 // refused with errClosed, and the file stays as it was; reads go on.
 func TestStoreClosedRefusesWrites(t *testing.T) {
 	path := dataPath(t)
-	s := openStoreAt(t, path)
+	s, _ := openStoreAt(t, path)
 	ann := mustCreate(t, s, "Ann", "ann@example.com")
 	before := fileText(t, path)
 	s.close()
@@ -268,7 +268,7 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := dataPath(t)
-			s := openStoreAt(t, path)
+			s, _ := openStoreAt(t, path)
 			mustCreate(t, s, "Ann", "ann@example.com")
 			mustCreate(t, s, "Bob", "bob@example.com")
 			before, file := allUsers(t, s), fileText(t, path)
@@ -306,7 +306,7 @@ func TestStoreFailedWriteChangesNothing(t *testing.T) {
 // write at once, the file holds every write that was acknowledged (docs/durability.md).
 func TestConcurrentWritesAllReachTheFile(t *testing.T) {
 	path := dataPath(t)
-	s := openStoreAt(t, path)
+	s, _ := openStoreAt(t, path)
 	var wg sync.WaitGroup
 	for i := 1; i <= 8; i++ {
 		wg.Add(1)

@@ -16,9 +16,18 @@ import (
 // HTTPS; net/http's ServeTLS offers HTTP/2 and HTTP/1.1 by ALPN with no other code.
 
 // loadTLSConfig reads the certificate (chain) and its private key, both PEM, before the server
-// listens. A file that cannot be read is named by its flag; files that do not make a pair (the key
-// of another certificate, a file with no PEM block of its kind) are named both.
+// listens: nil for plain HTTP when neither flag is given. A file that cannot be read is named by
+// its flag; files that do not make a pair (the key of another certificate, a file with no PEM
+// block of its kind) are named both.
 func loadTLSConfig(certFile, keyFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case keyFile == "":
+		return nil, withAdvice(fmt.Errorf("-tls-cert %s without -tls-key", certFile), "HTTPS takes the certificate and its private key: give both")
+	case certFile == "":
+		return nil, withAdvice(fmt.Errorf("-tls-key %s without -tls-cert", keyFile), "HTTPS takes the certificate and its private key: give both")
+	}
 	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 	var unreadable *fs.PathError
 	switch {
@@ -27,7 +36,7 @@ func loadTLSConfig(certFile, keyFile string) (*tls.Config, error) {
 	case errors.As(err, &unreadable):
 		return nil, fmt.Errorf("-tls-key %s cannot be read: %w", keyFile, unreadable.Err)
 	case err != nil:
-		return nil, fmt.Errorf("-tls-cert %s and -tls-key %s are not a certificate and its private key (%w)", certFile, keyFile, err)
+		return nil, fmt.Errorf("-tls-cert %s and -tls-key %s are not a certificate and its private key: %w", certFile, keyFile, err)
 	}
 	// TLS 1.0 and 1.1 are deprecated (RFC 8996); Go's defaults do the rest.
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil

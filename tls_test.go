@@ -88,8 +88,8 @@ func TestTLSMistakesAreUsageErrors(t *testing.T) {
 		flags    []string
 		mentions string
 	}{
-		{"-tls-cert without -tls-key", []string{"-tls-cert", cert.certFile}, "-tls-cert " + cert.certFile + " needs -tls-key"},
-		{"-tls-key without -tls-cert", []string{"-tls-key", cert.keyFile}, "-tls-key " + cert.keyFile + " needs -tls-cert"},
+		{"-tls-cert without -tls-key", []string{"-tls-cert", cert.certFile}, "-tls-cert " + cert.certFile + " without -tls-key"},
+		{"-tls-key without -tls-cert", []string{"-tls-key", cert.keyFile}, "-tls-key " + cert.keyFile + " without -tls-cert"},
 		{"a certificate file that is not there", []string{"-tls-cert", missing, "-tls-key", cert.keyFile}, "-tls-cert " + missing + " cannot be read"},
 		{"a key file that is not there", []string{"-tls-cert", cert.certFile, "-tls-key", missing}, "-tls-key " + missing + " cannot be read"},
 		{"a folder as the certificate", []string{"-tls-cert", dir, "-tls-key", cert.keyFile}, "-tls-cert " + dir + " cannot be read"},
@@ -115,7 +115,7 @@ func TestTLSMistakesAreUsageErrors(t *testing.T) {
 			cancel() // a program that wrongly starts to serve stops at once, instead of hanging the test
 			var stdout, stderr strings.Builder
 			err = run(ctx, append([]string{"users", "-addr", taken.Addr().String()}, tt.flags...), testEnv, &stdout, &stderr)
-			if !errors.As(err, new(usageError)) {
+			if !errors.Is(err, errUsage) {
 				t.Fatalf("run returned %v, want a usage error (exit status 2) before listening", err)
 			}
 			if !strings.Contains(err.Error(), tt.mentions) {
@@ -185,7 +185,7 @@ func TestClearTextWarningOffLoopbackOnly(t *testing.T) {
 			if err := program.stop(); err != nil {
 				t.Fatal(err)
 			}
-			warnings := program.stderr.records(clearTextWarning)
+			warnings := program.stderr.records("bearer tokens in clear text")
 			switch {
 			case tt.warns && (len(warnings) != 1 || warnings[0]["level"] != "WARN"):
 				t.Errorf("%d warnings, want one WARN record:\n%s", len(warnings), program.stderr)

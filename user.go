@@ -33,32 +33,44 @@ type user struct {
 	Email string `json:"email"`
 }
 
-// userBody is the body of a POST, PUT or PATCH as the client sent it. ID is a json.RawMessage,
-// not a pointer, so that null is told from an absent id, and 7 from 7.0. Name and Email are nil
-// when the body leaves them out or sends null; nameIsNull and emailIsNull say which was null.
+// userBody is the body of a POST, PUT or PATCH as the client sent it: id as its raw JSON, so that
+// 7 is told from 7.0 and "7", and name and email nil when the body leaves them out or sends null;
+// nameIsNull and emailIsNull say which was null, since a merge patch tells null from absent
+// (RFC 7396 §2).
 type userBody struct {
-	ID    json.RawMessage `json:"id"`
-	Name  *string         `json:"name"`
-	Email *string         `json:"email"`
-
+	id                      json.RawMessage
+	name, email             *string
 	nameIsNull, emailIsNull bool
 }
 
-// decodeUserBody decodes a body with decodeJSON (body.go), which reports its first problem in the
-// body's order. encoding/json gives a member sent as null and one left out alike as nil, while
-// a merge patch tells them apart (null asks to remove the field, RFC 7396 §2): so the body is read
-// once more for its nulls, which cannot fail once decodeJSON has read it.
+// decodeUserBody decodes a body with decodeJSON (body.go), each member as its raw JSON, which is
+// nil for a member left out and null for a null one (a pointer could not tell them apart). Then
+// name and email are read as strings: a value of another type is a 400 of its own.
 func decodeUserBody(data []byte) (userBody, error) {
-	var body userBody
-	if err := decodeJSON(data, &body); err != nil {
+	var members struct {
+		ID    json.RawMessage `json:"id"`
+		Name  json.RawMessage `json:"name"`
+		Email json.RawMessage `json:"email"`
+	}
+	if err := decodeJSON(data, &members); err != nil {
 		return userBody{}, err
 	}
-	var members struct{ Name, Email json.RawMessage }
-	if err := json.Unmarshal(data, &members); err != nil {
-		return userBody{}, err // not reached: decodeJSON has read this very object
+	body := userBody{id: members.ID, nameIsNull: string(members.Name) == "null", emailIsNull: string(members.Email) == "null"}
+	if err := decodeString("name", members.Name, &body.name); err != nil {
+		return userBody{}, err
 	}
-	body.nameIsNull, body.emailIsNull = string(members.Name) == "null", string(members.Email) == "null"
+	if err := decodeString("email", members.Email, &body.email); err != nil {
+		return userBody{}, err
+	}
 	return body, nil
+}
+
+// decodeString decodes the member field, if the body has it, into value: nil for null.
+func decodeString(field string, member json.RawMessage, value **string) error {
+	if member != nil && json.Unmarshal(member, value) != nil {
+		return fieldsError(fieldProblem{field, field + " must be a string"})
+	}
+	return nil
 }
 
 // userFields are the fields a write sets, checked and trimmed: nil where a PATCH leaves the
@@ -81,7 +93,7 @@ func (f userFields) applyTo(u user) user {
 // createFields checks a POST body against the rules and returns the fields it sets: both fields,
 // and no id, which is the server's to give.
 func (b userBody) createFields() (userFields, error) {
-	if b.ID != nil {
+	if b.id != nil {
 		return userFields{}, badRequest("id is assigned by the server: leave it out of the body")
 	}
 	return b.wholeUser()
@@ -100,8 +112,8 @@ func (b userBody) replaceFields(id int64) (userFields, error) {
 // required (null counts as left out), and every field that fails is reported at once, name
 // first, so that a form can show them all.
 func (b userBody) wholeUser() (userFields, error) {
-	name, nameProblem := required("name", b.Name, checkName)
-	email, emailProblem := required("email", b.Email, checkEmail)
+	name, nameProblem := required("name", b.name, checkName)
+	email, emailProblem := required("email", b.email, checkEmail)
 	if err := fieldsError(fieldProblem{"name", nameProblem}, fieldProblem{"email", emailProblem}); err != nil {
 		return userFields{}, err
 	}
@@ -114,11 +126,11 @@ func (b userBody) patchFields(id int64) (userFields, error) {
 	if err := b.idIsThePaths(id); err != nil {
 		return userFields{}, err
 	}
-	if b.Name == nil && b.Email == nil && !b.nameIsNull && !b.emailIsNull {
+	if b.name == nil && b.email == nil && !b.nameIsNull && !b.emailIsNull {
 		return userFields{}, badRequest("the patch changes nothing: give name, email or both")
 	}
-	name, nameProblem := optional("name", b.Name, b.nameIsNull, checkName)
-	email, emailProblem := optional("email", b.Email, b.emailIsNull, checkEmail)
+	name, nameProblem := optional("name", b.name, b.nameIsNull, checkName)
+	email, emailProblem := optional("email", b.email, b.emailIsNull, checkEmail)
 	if err := fieldsError(fieldProblem{"name", nameProblem}, fieldProblem{"email", emailProblem}); err != nil {
 		return userFields{}, err
 	}
@@ -149,7 +161,7 @@ func optional(field string, value *string, null bool, check func(string) (string
 // idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON
 // integer: clients often send back what they read, and that is how they read it.
 func (b userBody) idIsThePaths(id int64) error {
-	if b.ID != nil && string(b.ID) != strconv.FormatInt(id, 10) {
+	if b.id != nil && string(b.id) != strconv.FormatInt(id, 10) {
 		return badRequest(fmt.Sprintf("id in the body must be the id of the path, written as the integer %d, or left out", id))
 	}
 	return nil

@@ -18,6 +18,8 @@ type api struct {
 	delay  time.Duration
 	cors   corsPolicy
 
+	refusedOrigins originSet // the origins whose refusal the log named (cors.go)
+
 	requestIDPrefix string
 	requestCount    atomic.Uint64
 }
@@ -34,7 +36,12 @@ func newServer(cfg config, log *slog.Logger, store *userStore) (http.Handler, er
 		requestIDPrefix: randomHex(4) + "-"}
 	mux := http.NewServeMux()
 	a.addRoutes(mux)
-	return a.observe(a.allowCrossOrigin(a.guardAPI(mux))), nil
+	// The checks every request goes through before its route, from the outside in (middleware.go).
+	return a.observe(
+		a.allowCrossOrigin(
+			apiHeaders(
+				a.slowDown(
+					a.requireToken(mux))))), nil
 }
 
 // The methods each path takes, as Allow names them on OPTIONS and on a 405 (RFC 9110 §10.2.1).
@@ -47,7 +54,7 @@ const (
 
 // addRoutes puts every route on the mux, one line each. A pattern without a method catches every
 // method its path does not take, for a JSON 405; "/" catches every path not listed, for a JSON 404.
-// The bearer token was checked before the mux (guardAPI): no handler checks it again.
+// The bearer token was checked before the mux (requireToken): no handler checks it again.
 func (a *api) addRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /api/users", a.handle(a.listUsers))
 	mux.Handle("POST /api/users", a.handle(a.createUser))

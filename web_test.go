@@ -92,7 +92,8 @@ func TestExplorerFilesFollowPreconditions(t *testing.T) {
 						t.Errorf("%d %v %q, want 304 with the ETag and Cache-Control, and no body", w.Code, w.Header(), w.Body)
 					}
 				case http.StatusPreconditionFailed:
-					wantError(t, w, tt.status, errIfMatchFailed.message)
+					ifMatchFailed, _ := errorFor(errIfMatchFailed)
+					wantError(t, w, tt.status, ifMatchFailed.message)
 					if etag := w.Header().Get("ETag"); etag != "" {
 						t.Errorf("the 412 carries ETag %s", etag)
 					}

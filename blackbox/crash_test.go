@@ -69,8 +69,8 @@ func TestATemporaryFileACrashLeftIsRemoved(t *testing.T) {
 	}
 }
 
-// A data file the program cannot use stops the start before it listens, with exit status 1 and one
-// line naming the file and what to do, printing no token; and the file stays as it was
+// A data file the program cannot use stops the start before it listens, with exit status 1, a
+// line naming the file and the problem and a line saying what to do, printing no token; and the file stays as it was
 // (docs/durability.md). A file a person broke is refused by line and column, or by the ids of the
 // users at fault; a file the program could read but not replace, at start rather than at the
 // first write.
@@ -86,7 +86,7 @@ func TestADataFileTheProgramCannotUseStopsTheStart(t *testing.T) {
 		want                string // in the message, after "users: -data FILE: "
 	}{
 		{name: "a folder that does not exist", file: filepath.Join(dir, "missing", "users.json"),
-			want: "there is no folder " + filepath.Join(dir, "missing") + ": create it"},
+			want: "no folder " + filepath.Join(dir, "missing") + "\n  create the folder"},
 		{name: "broken JSON", file: filepath.Join(dir, "broken.json"),
 			content: "{\"users\": [\n  {\"id\": 1, \"name\": \"Ann\", \"email\": }\n]}\n", want: "line 2, column 37"},
 		{name: "two users with one id", file: filepath.Join(dir, "ids.json"),
@@ -94,7 +94,7 @@ func TestADataFileTheProgramCannotUseStopsTheStart(t *testing.T) {
 			want:    "the id 2"},
 		{name: "two users with one e-mail, case aside", file: filepath.Join(dir, "emails.json"),
 			content: `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}, {"id": 3, "name": "Ann", "email": "ANN@example.com"}]}`,
-			want:    "ids 1 and 3"},
+			want:    "users 1 and 3"},
 		// Permission bits stop no write of root, which the tests may run as: a folder in the way does.
 		{name: "a file the program cannot replace", file: filepath.Join(dir, "blocked", "users.json"), blocked: true,
 			content: `{"users": []}`, want: "write access to the folder " + filepath.Join(dir, "blocked")},
@@ -115,8 +115,8 @@ func TestADataFileTheProgramCannotUseStopsTheStart(t *testing.T) {
 				t.Errorf("exit status %d, want 1", status)
 			}
 			stderr := p.log.String()
-			if !strings.HasPrefix(stderr, "users: -data "+tt.file+": ") || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
-				t.Errorf("stderr:\n%s\nwant one line, \"users: -data %s: \" naming %q", stderr, tt.file, tt.want)
+			if !strings.HasPrefix(stderr, "users: -data "+tt.file+": ") || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 2 {
+				t.Errorf("stderr:\n%s\nwant \"users: -data %s: \" naming %q, and a line of advice", stderr, tt.file, tt.want)
 			}
 			if data, _ := os.ReadFile(tt.file); string(data) != tt.content {
 				t.Errorf("the file changed:\n%q\nwant\n%q", data, tt.content)

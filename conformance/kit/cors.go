@@ -101,12 +101,12 @@ func corsRules() []Rule {
 		},
 		{
 			ID: "cors/exposes-headers", Tier: Reference, Source: docCORS, Doc: docCORS, Needs: AllowedOrigin | OwnUsers,
-			Requirement: "Answers expose, by name, every header a client acts on: Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id, Allow, Accept-Post and Accept-Patch.",
+			Requirement: "Answers expose, by name, every header a client acts on: Location, Content-Location, ETag, Link, WWW-Authenticate, X-Request-Id, Allow, Accept-Post, Accept-Patch and Retry-After.",
 			check: func(c *Client) error {
 				origin := c.run.cfg.Origin
 				return every(func(x *reply) error {
 					return x.listIs("Access-Control-Expose-Headers", "Location", "Content-Location", "ETag", "Link", "WWW-Authenticate", "X-Request-Id",
-						"Allow", "Accept-Post", "Accept-Patch")
+						"Allow", "Accept-Post", "Accept-Patch", "Retry-After")
 				}, c.get(collection, "Origin", origin), c.write(http.MethodPost, collection, c.validBody(), "Origin", origin),
 					c.remove(collection, "Origin", origin))
 			},
