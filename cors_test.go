@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -150,4 +151,33 @@ func corsHeaders(h http.Header) http.Header {
 		}
 	}
 	return cors
+}
+
+// A request from a page of an origin not allowed is logged, once for each origin and for at most
+// 32 of them, naming the origins allowed: a page that sees only "Failed to fetch" has its reason
+// in the log. A request of the server's own page, whose Origin is the server's, is not refused.
+// The start-up record names the allowed origins too.
+func TestARefusedOriginIsLoggedOnce(t *testing.T) {
+	ts := newTestServer(t, "-cors-origin", "http://localhost:3000")
+	send := func(origin string) {
+		r := httptest.NewRequest("OPTIONS", "/api/users", nil)
+		r.Header.Set("Origin", origin)
+		r.Header.Set("Access-Control-Request-Method", "GET")
+		ts.serve(r)
+	}
+	send("http://127.0.0.1:3000")
+	send("http://127.0.0.1:3000")
+	send("http://example.com") // httptest.NewRequest's Host: the server's own origin
+	for i := 0; i < 40; i++ {
+		send(fmt.Sprintf("http://made-up-%d.example", i))
+	}
+	refused := ts.log.records("cross-origin request refused")
+	if len(refused) != 32 || refused[0]["origin"] != "http://127.0.0.1:3000" || refused[0]["allowed"] != "http://localhost:3000" {
+		t.Errorf("%d records, the first %v; want 32, the first naming http://127.0.0.1:3000 and the allowed origin", len(refused), refused[0])
+	}
+
+	program := runProgram(t, testEnv, "-log-format", "json", "-cors-origin", "http://localhost:3000,https://app.example")
+	if listening := program.stderr.records("listening"); len(listening) != 1 || listening[0]["cors_origins"] != "http://localhost:3000,https://app.example" {
+		t.Errorf("the start-up records are %v, want one naming the allowed origins", listening)
+	}
 }

@@ -33,6 +33,9 @@ import (
 // cannot be loaded, or saved it while the write was made: nothing changes (errorFor: 503).
 var errFileEdited = errors.New("data file edit not loaded")
 
+// errLockedByAnother is the error of a start on a data file that another server holds (lockFile).
+var errLockedByAnother = errors.New("another server is using this data file")
+
 // A dataFile is the file -data names, held by this server alone while it runs. Only the store uses
 // it, under the store's lock (store.go), which guards its stamps as it guards the users.
 type dataFile struct {
@@ -101,7 +104,10 @@ func openUserStore(path string, log *slog.Logger) (*userStore, error) {
 		return nil, withAdvice(fmt.Errorf("-data %s: no folder %s", path, folder), "create the folder, or name a file in another one")
 	}
 	unlock, err := lockFile(path + ".lock")
-	if err != nil {
+	switch {
+	case errors.Is(err, errLockedByAnother):
+		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), "stop the other server, or give this one a file of its own")
+	case err != nil:
 		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
 	}
 	os.Remove(path + ".tmp") // what a crash in the middle of a write may have left: never the data

@@ -121,7 +121,7 @@ func TestOpenDataFile(t *testing.T) {
 		path := dataPath(t)
 		first, _ := openStoreAt(t, path)
 		writeDataFile(t, path+".tmp", "the first server's write in progress")
-		if second, err := openUserStore(path, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "another server is using this data file") {
+		if second, err := openUserStore(path, slog.New(slog.NewTextHandler(io.Discard, nil))); !errors.Is(err, errLockedByAnother) {
 			if second != nil {
 				second.close()
 			}
@@ -222,7 +222,7 @@ func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
 			path := dataPath(t)
 			openStoreAt(t, path)
 			return path
-		}, []string{"another server is using this data file"}},
+		}, []string{"another server is using this data file", "stop the other server"}},
 		{"a file it cannot replace", func(t *testing.T) string {
 			path := dataPath(t)
 			writeDataFile(t, path, `{"users": []}`)
@@ -384,6 +384,49 @@ func TestASettledSaveIsLoaded(t *testing.T) {
 	}
 }
 
+// A file renamed into place is a save even when its time and size are those of the file the
+// server wrote: it is another file. Two saves within one look are one edit, loaded once.
+func TestSavesAreToldByTimeSizeAndIdentity(t *testing.T) {
+	path := dataPath(t)
+	store, log := openStoreAt(t, path)
+	mustCreate(t, store, "Ann", "ann@example.com")
+	written, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveAsAnEditorDoes(t, path, strings.Replace(fileText(t, path), "Ann", "Bob", 1)) // the same size
+	if err := os.Chtimes(path, written.ModTime(), written.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	store.loadSettledSave()
+	store.loadSettledSave()
+	if users := allUsers(t, store); len(users) != 1 || users[0].Name != "Bob" {
+		t.Fatalf("the users are %v, want Bob: the save renamed into place", users)
+	}
+
+	saveAsAnEditorDoes(t, path, `{"users": [{"id": 1, "name": "Cy", "email": "cy@example.com"}]}`)
+	saveAsAnEditorDoes(t, path, `{"users": [{"id": 1, "name": "Dee", "email": "dee@example.com"}]}`)
+	store.loadSettledSave()
+	store.loadSettledSave()
+	if users := allUsers(t, store); len(users) != 1 || users[0].Name != "Dee" || len(log.records("data file edit loaded")) != 2 {
+		t.Errorf("the users are %v and the log %q, want Dee, and the two saves loaded as one", users, log)
+	}
+}
+
+// Loading a save before a write is an event of its own, logged whatever comes of the write: here
+// a DELETE of a user that does not exist.
+func TestALoadIsLoggedWhateverComesOfTheWrite(t *testing.T) {
+	path := dataPath(t)
+	store, log := openStoreAt(t, path)
+	saveAsAnEditorDoes(t, path, `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}]}`)
+	if err := store.delete(context.Background(), 9, func(user) error { return nil }); !errors.Is(err, errNotFound) {
+		t.Fatalf("deleting user 9: %v, want errNotFound", err)
+	}
+	if len(log.records("data file edit loaded")) != 1 {
+		t.Errorf("the log says %q, want the load", log)
+	}
+}
+
 // A file written in place, in two halves, is never read half-written: each look sees a stamp the
 // one before did not, so nothing is loaded, and nothing is logged, until the save has settled.
 func TestASaveInProgressIsNeitherLoadedNorLogged(t *testing.T) {
@@ -480,7 +523,7 @@ func TestAnEditGivesNoIDTwiceAcrossARestart(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := dataPath(t)
-			store, _ := openStoreAt(t, path)
+			store, log := openStoreAt(t, path)
 			for _, email := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} { // ids 1, 2, 3
 				mustCreate(t, store, "User", email)
 			}
@@ -488,6 +531,9 @@ func TestAnEditGivesNoIDTwiceAcrossARestart(t *testing.T) {
 			store.loadSettledSave()
 			store.loadSettledSave()
 			store.close() // the server stops, and starts again
+			if written := log.records("data file next_id written"); (len(written) == 1) != (tt.nextID == 4) {
+				t.Errorf("the log says %v of next_id written, want a record only when the file said less than 4", written)
+			}
 
 			restarted, _ := openStoreAt(t, path)
 			if created := mustCreate(t, restarted, "Next", "next@example.com"); created.ID != tt.nextID {
@@ -501,13 +547,13 @@ func TestAnEditGivesNoIDTwiceAcrossARestart(t *testing.T) {
 // the write stops before the rename, leaves no temporary file, and returns errFileEdited.
 func TestASaveDuringAWriteIsKept(t *testing.T) {
 	path := dataPath(t)
-	store, _ := openStoreAt(t, path)
+	store, log := openStoreAt(t, path)
 	saved := `{"users": [{"id": 7, "name": "Gus", "email": "gus@example.com"}]}`
 	saveAsAnEditorDoes(t, path, saved) // after the server's last look, which recorded the file it wrote
 
 	err := store.file.write([]user{{1, "Ann", "ann@example.com"}}, 1)
-	if !errors.Is(err, errFileEdited) || fileText(t, path) != saved {
-		t.Errorf("the write returned %v and left %q, want errFileEdited and the save", err, fileText(t, path))
+	if !errors.Is(err, errFileEdited) || fileText(t, path) != saved || len(log.records("data file saved during a write")) != 1 {
+		t.Errorf("the write returned %v, left %q and logged %q; want errFileEdited, the save and its record", err, fileText(t, path), log)
 	}
 	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the temporary file is still there: %v", err)

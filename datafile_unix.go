@@ -19,7 +19,7 @@ func lockFile(path string) (unlock func(), err error) {
 	if err := syscall.Flock(int(file.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		file.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is locked: another server is using this data file", path)
+			return nil, fmt.Errorf("%s is locked: %w", path, errLockedByAnother)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-const version = "3.1.0"
+const version = "3.2.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -305,7 +305,7 @@ func parseConfig(args []string, getenv func(string) string, stdout io.Writer) (*
 func parseDelay(text string) (time.Duration, error) {
 	delay, err := time.ParseDuration(text)
 	if _, isNumber := strconv.ParseFloat(text, 64); err != nil && isNumber == nil {
-		return 0, withAdvice(fmt.Errorf("%w: -delay %s has no unit", errUsage, text), "write -delay "+text+"ms, or "+text+"s")
+		return 0, withAdvice(fmt.Errorf("%w: -delay %s has no unit", errUsage, text), "write -delay "+text+"ms")
 	}
 	if err != nil || delay < 0 || delay > 10*time.Second {
 		return 0, withAdvice(fmt.Errorf("%w: -delay %s is not a duration from 0 to 10s", errUsage, text), "write it as 500ms or 2s")

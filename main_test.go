@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -391,5 +392,26 @@ func TestSampleDataFillsOnlyAStoreThatNeverHadAUser(t *testing.T) {
 				t.Errorf("the start-up log does not name the data file:\n%s", program.stderr)
 			}
 		})
+	}
+}
+
+// A start on a port another program listens on stops with exit status 1, and advice that names
+// another port to try.
+func TestAPortInUseSuggestsAnother(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, port, _ := net.SplitHostPort(taken.Addr().String())
+	err = run(context.Background(), []string{"users", "-addr", taken.Addr().String()}, testEnv, io.Discard, io.Discard)
+	if err == nil || errors.Is(err, errUsage) {
+		t.Fatalf("run returned %v, want an error of exit status 1", err)
+	}
+	var printed strings.Builder
+	printError(&printed, err)
+	next, _ := strconv.Atoi(port)
+	if want := fmt.Sprintf("choose another port, such as -addr 127.0.0.1:%d", next+1); !strings.Contains(printed.String(), want) {
+		t.Errorf("what is printed, %q, does not say %q", printed.String(), want)
 	}
 }

@@ -307,7 +307,7 @@ func TestPanicIsAJSON500OrCutsTheConnection(t *testing.T) {
 
 // exposedHeaders are the headers a page must be able to read: every one docs/api.md tells a client
 // to act on.
-var exposedHeaders = []string{"Location", "Content-Location", "ETag", "Link", "WWW-Authenticate", "X-Request-Id", "Allow", "Accept-Post", "Accept-Patch"}
+var exposedHeaders = []string{"Location", "Content-Location", "ETag", "Link", "WWW-Authenticate", "X-Request-Id", "Allow", "Accept-Post", "Accept-Patch", "Retry-After"}
 
 // -delay holds back every answer under /api/, for demos of loading states, but a preflight's
 // (README, "Configuration"); answers elsewhere are not held. Each request here comes from a

@@ -350,6 +350,7 @@ func TestOpenAPIDocumentsWhatTheServiceAnswers(t *testing.T) {
 		{"naming a user by an id not in canonical form", func(rq *exampleRequest) { rq.pathValues["id"] = "07" }, sampleUsers},
 		{"with an If-Match that matches nothing", setHeader("If-Match", `"0123456789abcdef0123456789abcdef"`), sampleUsers},
 		{"with If-None-Match: *", setHeader("If-None-Match", "*"), sampleUsers},
+		{"with an If-Match without its quotes", setHeader("If-Match", "0123456789abcdef0123456789abcdef"), sampleUsers},
 		{"with a body in text/plain", setHeader("Content-Type", "text/plain"), sampleUsers},
 		{"with a compressed body", setHeader("Content-Encoding", "gzip"), sampleUsers},
 		{"with a body over 1 MiB", setBody(tooLarge), sampleUsers},
@@ -437,6 +438,9 @@ func TestOpenAPIDocumentsWhatTheServiceAnswers(t *testing.T) {
 
 			for _, status := range sortedKeys(op.responses) {
 				examples := op.responses[status].examples
+				if status == "503" {
+					continue // a write while a person's edit of the data file cannot be loaded: TestABrokenEditIs503AndChangesNothing
+				}
 				if status == "500" {
 					for name, value := range examples {
 						if !bytes.Equal(value, internal.Body.Bytes()) {

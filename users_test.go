@@ -129,6 +129,11 @@ func TestEachStatus(t *testing.T) {
 			body:     `{"name":"Ann Lee","email":"ann@example.com"}`,
 			status:   412,
 			wantBody: `{"error":"the resource has changed since you read it: If-Match does not match its current ETag"}`},
+		{name: "412 If-Match without its quotes", method: "PATCH", target: "/api/users/1", token: writeToken,
+			header:   map[string]string{"Content-Type": "application/json", "If-Match": strings.Trim(annTag, `"`)},
+			body:     `{"name":"Ann Lee"}`,
+			status:   412,
+			wantBody: `{"error":"If-Match holds no strong ETag, so none can be current: send the ETag header's value as it is, with its quotes and without W/"}`},
 		{name: "413 body over 1 MiB", method: "POST", target: "/api/users", token: writeToken,
 			header: map[string]string{"Content-Type": "application/json"}, body: `{"name":"` + strings.Repeat("a", maxBodyBytes) + `"}`,
 			status:   413,
@@ -156,6 +161,9 @@ func TestEachStatus(t *testing.T) {
 
 			if w.Code != tc.status {
 				t.Errorf("status %d, want %d", w.Code, tc.status)
+			}
+			if got := w.Header().Get("Content-Type"); tc.status >= 400 && got != "application/json" {
+				t.Errorf("Content-Type %q, want application/json: every error is the JSON error body", got)
 			}
 			for name, want := range tc.wantHeader {
 				if got := w.Header().Get(name); got != want {
@@ -196,6 +204,49 @@ func TestHeadIsGetWithoutTheBody(t *testing.T) {
 		if get, head := answers["GET"].Header.Get(name), answers["HEAD"].Header.Get(name); get != head || get == "" {
 			t.Errorf("%s: GET %q, HEAD %q; want the same", name, get, head)
 		}
+	}
+}
+
+// Once id 2^63-1 has been given, no id is left: a create is 409, since the stored state, not the
+// request, stands in the way. Here the data file says so with its next_id.
+func TestNoIDLeftIs409(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	if err := os.WriteFile(path, []byte(`{"next_id": 9223372036854775808, "users": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, "-data", path)
+
+	r := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
+	r.Header.Set("Authorization", "Bearer "+writeToken)
+	r.Header.Set("Content-Type", "application/json")
+	wantError(t, ts.serve(r), http.StatusConflict, "no id is left to give: every id up to 9223372036854775807 has been used once")
+}
+
+// With -data, a person may edit the file while the server runs. A save that cannot be loaded
+// refuses every write with 503 and Retry-After: 1, and changes nothing, until the person fixes
+// the file; reads go on (docs/durability.md, "Editing it while the server runs").
+func TestABrokenEditIs503AndChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.json")
+	ts := newTestServer(t, "-data", path)
+	ts.create(t, "Ann", "ann@example.com")
+	if err := os.WriteFile(path+".new", []byte(`{"users": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil { // saved as vim and VS Code save
+		t.Fatal(err)
+	}
+
+	r := httptest.NewRequest("DELETE", "/api/users/1", nil)
+	r.Header.Set("Authorization", "Bearer "+writeToken)
+	w := ts.serve(r)
+	wantError(t, w, http.StatusServiceUnavailable, "the data file was edited by hand and the edit cannot be loaded yet: the server's log says why; nothing changed")
+	if w.Header().Get("Retry-After") != "1" {
+		t.Errorf("Retry-After %q, want 1", w.Header().Get("Retry-After"))
+	}
+	r = httptest.NewRequest("GET", "/api/users/1", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	if w := ts.serve(r); w.Code != http.StatusOK {
+		t.Errorf("GET while the edit cannot be loaded: %d %s, want Ann still", w.Code, w.Body)
 	}
 }
 
