@@ -223,6 +223,13 @@ func TestAStartOnADataFileItCannotUseStops(t *testing.T) {
 			openStoreAt(t, path)
 			return path
 		}, []string{"another server is using this data file", "stop the other server"}},
+		{"a lock file it cannot open", func(t *testing.T) string {
+			path := dataPath(t)
+			if err := os.Mkdir(path+".lock", 0o700); err != nil { // root may write any folder: a folder in the way stops it
+				t.Fatal(err)
+			}
+			return path
+		}, []string{"users.json.lock", "give the server write access to the folder FOLDER"}},
 		{"a file it cannot replace", func(t *testing.T) string {
 			path := dataPath(t)
 			writeDataFile(t, path, `{"users": []}`)
