@@ -7,35 +7,27 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
-// The helpers that users_test.go and most other test files share. A file's own helpers sit beside
-// its tests; a few also serve the tests of a neighbouring file, named in their comments (the
-// store's and the data file's tests share a temporary data file, the HTTPS tests' certificate
-// serves the program's tests). The tests start the service in one of two ways:
+// The helpers that users_test.go and the other test files share; a file's own helpers sit beside
+// its tests. The tests start the service in one of three ways:
 //
 //   - newTestServer builds the handler as the program does, from flags, with newServer. A test
 //     sends it requests made with httptest.NewRequest and reads the answer from a recorder
-//     (ts.serve), or serves it over a real connection with httptest.NewServer.
-//   - runProgram runs the whole program through run, as main does: its flags, its start-up, its
-//     stop.
-//
-// Besides, a middleware's own tests wrap a handler of theirs with it (middleware_test.go), and
-// example_test.go builds the README's copy of the service. What only the built program shows from
-// outside (signals, exit statuses, sockets, crashes) is tested in blackbox/.
+//     (ts.serve), or serves it over a real connection with httptest.NewServer;
+//   - main_test.go runs the whole program through run, as main does;
+//   - blackbox/ builds the program and runs the binary.
 
-// The tokens of the tests: USERS_TOKENS holds both.
+// The tokens of the tests: testEnv's USERS_TOKENS holds both.
 const (
 	writeToken = "test-write-token"
 	readToken  = "test-read-token"
 )
 
-// testEnv is the environment of the tests, as run's getenv reads it.
+// testEnv is the environment of the tests, as run's getenv reads it: USERS_TOKENS, and nothing else.
 func testEnv(name string) string {
 	if name == "USERS_TOKENS" {
 		return writeToken + ":write," + readToken + ":read"
@@ -51,7 +43,7 @@ type testServer struct {
 }
 
 // newTestServer is the service built as the program builds it with these flags: on an empty store
-// in memory, or on the file that -data names.
+// in memory, or on the file that -data names. The test's end stops what the store runs.
 func newTestServer(t testing.TB, flags ...string) *testServer {
 	t.Helper()
 	cfg, err := parseConfig(append([]string{"users", "-log-format", "json"}, flags...), testEnv, io.Discard)
@@ -105,50 +97,6 @@ func allUsers(t testing.TB, s *userStore) []user {
 	return users
 }
 
-// program is the whole program, run by runProgram in the test's process.
-type program struct {
-	url    string     // where it listens, from its start-up log
-	stderr *logBuffer // the token notice and the log
-	stop   func() error
-}
-
-// runProgram runs the program through run with -addr 127.0.0.1:0 (a free port), these arguments
-// and this environment, and returns once its start-up log names the address it listens on. stop
-// cancels run's context, as SIGINT does, and returns what run returned; the test's end calls it
-// too.
-func runProgram(t testing.TB, getenv func(string) string, args ...string) *program {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stderr: &logBuffer{}}
-	result := make(chan error, 1)
-	args = append([]string{"users", "-addr", "127.0.0.1:0"}, args...)
-	go func() { result <- run(ctx, args, getenv, io.Discard, p.stderr) }()
-	var once sync.Once
-	var runErr error
-	p.stop = func() error {
-		once.Do(func() { cancel(); runErr = <-result })
-		return runErr
-	}
-	t.Cleanup(func() { p.stop() })
-
-	listening := regexp.MustCompile(`msg"?[=:]"?listening"?[ ,]"?addr"?[=:]"?([^" ]+)"?[ ,]"?url"?[=:]"?(https?)://`)
-	deadline, poll := time.After(10*time.Second), time.NewTicker(time.Millisecond)
-	defer poll.Stop()
-	for p.url == "" {
-		select {
-		case <-poll.C: // the log is read again at each tick, until it names the address
-			if m := listening.FindStringSubmatch(p.stderr.String()); m != nil {
-				p.url = m[2] + "://" + m[1]
-			}
-		case err := <-result:
-			t.Fatalf("run returned before listening: %v\n%s", err, p.stderr)
-		case <-deadline:
-			t.Fatalf("the program did not listen within 10s:\n%s", p.stderr)
-		}
-	}
-	return p
-}
-
 // logBuffer is a log that many goroutines may write to, and a test read.
 type logBuffer struct {
 	mu  sync.Mutex
@@ -167,7 +115,8 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// records returns the JSON log records whose msg is this, each as its fields.
+// records returns the records, as slog's JSON handler writes them, whose msg is this, each as its
+// attributes.
 func (b *logBuffer) records(msg string) []map[string]any {
 	var found []map[string]any
 	for _, line := range strings.Split(b.String(), "\n") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -23,6 +25,73 @@ import (
 // and the whole program run through run, by runProgram on a free port. The exit statuses and
 // signals of the built binary are blackbox/exit_test.go's; here run's error says which status
 // main gives: nil is 0, errUsage 2, any other error 1.
+
+// program is the whole program, run by runProgram in the test's process.
+type program struct {
+	url    string     // where it listens, from its start-up record
+	stderr *logBuffer // the token notice and the log
+	stop   func() error
+}
+
+// runProgram runs the program through run, as main does, with -addr 127.0.0.1:0 (a free port),
+// these arguments and this environment, and -log-format json when the environment sets
+// USERS_TOKENS (JSON logs need it). It returns once the program names its URL, in the start-up
+// record as slog's JSON handler writes it, or without USERS_TOKENS in the token notice's curl
+// line, and /healthz answers there. Both are written once the server listens, so no clock is
+// needed. stop cancels run's context, as SIGINT does, and returns what run returned; the test's
+// end calls it too.
+func runProgram(t testing.TB, getenv func(string) string, args ...string) *program {
+	t.Helper()
+	args = append([]string{"users", "-addr", "127.0.0.1:0"}, args...)
+	if strings.TrimSpace(getenv("USERS_TOKENS")) != "" {
+		args = append(args, "-log-format", "json")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr, logged := io.Pipe()
+	p := &program{stderr: &logBuffer{}}
+	result := make(chan error, 1)
+	go func() {
+		result <- run(ctx, args, getenv, io.Discard, logged)
+		logged.Close()
+	}()
+	urls := make(chan string, 2) // the program names its URL once, in the record or in the notice
+	go func() {                  // copies the log, and hands on the URL the program names
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			line := lines.Text()
+			fmt.Fprintln(p.stderr, line)
+			var record struct{ Msg, URL string }
+			if json.Unmarshal([]byte(line), &record) == nil && record.Msg == "listening" {
+				urls <- record.URL
+			} else if curl, ok := strings.CutPrefix(line, "  curl "); ok { // the notice: "... http://host:port/api/users"
+				urls <- strings.TrimSuffix(curl[strings.LastIndexByte(curl, ' ')+1:], "/api/users")
+			}
+		}
+		close(urls)
+	}()
+	var once sync.Once
+	var runErr error
+	p.stop = func() error {
+		once.Do(func() { cancel(); runErr = <-result })
+		return runErr
+	}
+	t.Cleanup(func() { p.stop() })
+
+	url, named := <-urls
+	if !named {
+		t.Fatalf("run returned before listening: %v\n%s", p.stop(), p.stderr)
+	}
+	// The probe sends no token, so it needs no trust in a test's certificate.
+	probe := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := probe.Get(url + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/healthz: %v %v", url, resp, err)
+	}
+	resp.Body.Close()
+	probe.CloseIdleConnections()
+	p.url = url
+	return p
+}
 
 // noTokens is an environment without USERS_TOKENS: the program makes two tokens and prints them.
 func noTokens(string) string { return "" }
