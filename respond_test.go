@@ -14,37 +14,46 @@ import (
 // The rules of respond.go: the API's one error type, the one place that turns an error into a
 // status, and the one error body (docs/api.md, "Responses").
 
-// errorFor answers an *apiError as it is, a store error with its status (404 for a missing user,
-// 409 when the stored state stands in the way), wrapped or not, and any other error with nil: a
-// failure of the server's own, which writeError answers 500.
+// errorFor answers an *apiError as it is, and each sentinel error, wrapped or not, with its status
+// and the header fields the status calls for: the challenges of RFC 6750 §3 for 401 and 403, and
+// Retry-After for the 503 of a data file edit. Any other error is a failure of the server's own
+// (ok false), which writeError answers with a bare 500.
 func TestErrorForGivesEachErrorItsStatus(t *testing.T) {
 	refusal := badRequest("name must not be empty")
+	challenge := func(value string) http.Header {
+		h := http.Header{}
+		h.Set("WWW-Authenticate", value)
+		return h
+	}
 	for _, tt := range []struct {
 		name   string
 		err    error
 		status int
-		ours   bool // the API's own answer; false for a failure of the server's own, a 500
+		header http.Header // nil for none
+		ours   bool        // the API's own answer; false for a failure of the server's own, a 500
 	}{
-		{"an *apiError", refusal, http.StatusBadRequest, true},
-		{"an *apiError, wrapped", fmt.Errorf("creating: %w", refusal), http.StatusBadRequest, true},
-		{"no such user", errNotFound, http.StatusNotFound, true},
-		{"no such user, wrapped", fmt.Errorf("patching 7: %w", errNotFound), http.StatusNotFound, true},
-		{"an e-mail taken", errEmailTaken, http.StatusConflict, true},
-		{"no id left", errNoIDLeft, http.StatusConflict, true},
-		{"no token", errNoToken, http.StatusUnauthorized, true},
-		{"a token unknown", errInvalidToken, http.StatusUnauthorized, true},
-		{"a read-only token writes", errReadOnly, http.StatusForbidden, true},
-		{"If-Match fails", errIfMatchFailed, http.StatusPreconditionFailed, true},
-		{"If-Match holds no strong tag", errIfMatchNotAnETag, http.StatusPreconditionFailed, true},
-		{"If-None-Match fails", errIfNoneMatchFailed, http.StatusPreconditionFailed, true},
-		{"a body too large", errBodyTooLarge, http.StatusRequestEntityTooLarge, true},
-		{"a data file edit that cannot be loaded", fmt.Errorf("writing users.json: %w", errFileEdited), http.StatusServiceUnavailable, true},
-		{"anything else", errors.New("write users.json.tmp: no space left on device"), http.StatusInternalServerError, false},
-		{"the store closed", errClosed, http.StatusInternalServerError, false},
+		{"an *apiError", refusal, http.StatusBadRequest, nil, true},
+		{"an *apiError, wrapped", fmt.Errorf("creating: %w", refusal), http.StatusBadRequest, nil, true},
+		{"no such user", errNotFound, http.StatusNotFound, nil, true},
+		{"no such user, wrapped", fmt.Errorf("patching 7: %w", errNotFound), http.StatusNotFound, nil, true},
+		{"an e-mail taken", errEmailTaken, http.StatusConflict, nil, true},
+		{"no id left", errNoIDLeft, http.StatusConflict, nil, true},
+		{"no token", errNoToken, http.StatusUnauthorized, challenge(`Bearer realm="users"`), true},
+		{"a token unknown", errInvalidToken, http.StatusUnauthorized, challenge(`Bearer realm="users", error="invalid_token"`), true},
+		{"a read-only token writes", errReadOnly, http.StatusForbidden, challenge(`Bearer realm="users", error="insufficient_scope"`), true},
+		{"If-Match fails", errIfMatchFailed, http.StatusPreconditionFailed, nil, true},
+		{"If-Match holds no strong tag", errIfMatchNotAnETag, http.StatusPreconditionFailed, nil, true},
+		{"If-None-Match fails", errIfNoneMatchFailed, http.StatusPreconditionFailed, nil, true},
+		{"a body too large", errBodyTooLarge, http.StatusRequestEntityTooLarge, nil, true},
+		{"a data file edit that cannot be loaded", fmt.Errorf("writing users.json: %w", errFileEdited),
+			http.StatusServiceUnavailable, http.Header{"Retry-After": {"1"}}, true},
+		{"anything else", errors.New("write users.json.tmp: no space left on device"), http.StatusInternalServerError, nil, false},
+		{"the store closed", errClosed, http.StatusInternalServerError, nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if e, ok := errorFor(tt.err); e.status != tt.status || ok != tt.ours {
-				t.Errorf("errorFor = %#v, %v; want status %d, %v", e, ok, tt.status, tt.ours)
+			e, ok := errorFor(tt.err)
+			if e.status != tt.status || e.message == "" || !reflect.DeepEqual(e.header, tt.header) || ok != tt.ours {
+				t.Errorf("errorFor = %#v, %v; want status %d, a message, the header %v, %v", e, ok, tt.status, tt.header, tt.ours)
 			}
 		})
 	}
@@ -112,9 +121,9 @@ func TestUnforeseenErrorIs500AndOnlyTheLogSaysWhy(t *testing.T) {
 func TestFieldsErrorListsEveryProblem(t *testing.T) {
 	ok := func(field string) fieldProblem { return fieldProblem{field, ""} }
 	for _, tt := range []struct {
-		name     string
-		problems []fieldProblem
-		want     error
+		name  string
+		given []fieldProblem
+		want  error
 	}{
 		{"none", []fieldProblem{ok("name"), ok("email")}, nil},
 		{"one", []fieldProblem{ok("name"), {"email", "email is required"}},
@@ -124,7 +133,7 @@ func TestFieldsErrorListsEveryProblem(t *testing.T) {
 				fields: map[string]string{"name": "name is required", "email": "email is required"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := fieldsError(tt.problems...); !reflect.DeepEqual(err, tt.want) {
+			if err := fieldsError(tt.given...); !reflect.DeepEqual(err, tt.want) {
 				t.Errorf("error %#v\nwant  %#v", err, tt.want)
 			}
 		})
