@@ -78,9 +78,14 @@ func TestBearerTokenGivesItsRole(t *testing.T) {
 // sent no bearer token (no header, a blank one, or another scheme: the scheme ends at the first
 // space), error="invalid_token" when the token is empty, malformed or unknown, or comes in two
 // headers. A malformed token is an unknown one, so the answer never says which part was wrong.
-// Here each is a POST that would create a user: the store stays empty.
+// The body is the JSON error that says which of the two it is. Here each is a POST that would
+// create a user: the store stays empty.
 func TestRefusedTokenIs401WithItsChallenge(t *testing.T) {
 	const noToken, invalidToken = `Bearer realm="users"`, `Bearer realm="users", error="invalid_token"`
+	message := map[string]string{
+		noToken:      "this API needs a bearer token: send the header Authorization: Bearer TOKEN",
+		invalidToken: "the bearer token is malformed or unknown",
+	}
 	tests := []struct {
 		name          string
 		authorization []string // each is one Authorization header line
@@ -108,8 +113,9 @@ func TestRefusedTokenIs401WithItsChallenge(t *testing.T) {
 				r.Header.Add("Authorization", line)
 			}
 			w := ts.serve(r)
-			if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") != tt.challenge {
-				t.Errorf("%d, WWW-Authenticate %q; want 401 and %s", w.Code, w.Header().Get("WWW-Authenticate"), tt.challenge)
+			wantError(t, w, http.StatusUnauthorized, message[tt.challenge])
+			if got := w.Header().Get("WWW-Authenticate"); got != tt.challenge {
+				t.Errorf("WWW-Authenticate %q, want %s", got, tt.challenge)
 			}
 			if users := allUsers(t, ts.store); len(users) != 0 {
 				t.Errorf("a refused request created %v", users)
