@@ -29,13 +29,11 @@ var servedFiles = []struct{ path, file, contentType string }{
 	{"/openapi.json", "web/openapi.json", "application/json"},
 }
 
-// strongETag is an entity tag without W/ (RFC 9110 §8.8.3).
-var strongETag = regexp.MustCompile(`^"[\x21\x23-\x7e]+"$`)
-
 // Each file is served with no token, byte for byte as written in web/, with its media type and
 // length, nosniff, and Cache-Control: no-cache (a browser may keep it but must ask first: the
 // names never change) with a strong ETag to ask with.
 func TestExplorerFilesAreServedAsWritten(t *testing.T) {
+	strongETag := regexp.MustCompile(`^"[\x21\x23-\x7e]+"$`) // an entity tag without W/ (RFC 9110 §8.8.3)
 	ts := newTestServer(t)
 	for _, f := range servedFiles {
 		t.Run(f.path, func(t *testing.T) {
@@ -115,8 +113,11 @@ func TestHeadOfAFileIsGetWithoutTheBody(t *testing.T) {
 	defer server.Close()
 	for _, f := range servedFiles {
 		t.Run(f.path, func(t *testing.T) {
-			r, _ := http.NewRequest("GET", server.URL+f.path, nil)
-			get, _ := roundTrip(t, server.Client(), r)
+			get, err := server.Client().Get(server.URL + f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			get.Body.Close()
 
 			conn, err := net.Dial("tcp", server.Listener.Addr().String())
 			if err != nil {
@@ -217,31 +218,45 @@ func TestExplorerLinksOnlyItsOwnFiles(t *testing.T) {
 
 // /openapi.json is the file as written, byte for byte, over HTTP and over HTTPS alike: its one
 // server URL is relative (/, as OpenAPI 3.1 allows), so a tool that imports it reaches the
-// server it came from, whatever its scheme, host and port (docs/api.md, "Routes").
+// server it came from, whatever its scheme, host and port (docs/api.md, "Routes"). HTTPS here is
+// the TLS settings parseConfig builds from -tls-cert and -tls-key, with the test-only certificate
+// of testdata/.
 func TestOpenAPIIsTheFileAsWrittenOverHTTPAndHTTPS(t *testing.T) {
 	written, err := os.ReadFile("web/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert := newCertificate(t, t.TempDir(), false)
+	cfg, err := parseConfig([]string{"users", "-tls-cert", "testdata/test-only-self-signed-cert.pem", "-tls-key", "testdata/test-only-self-signed-key.pem"}, testEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
-		name  string
-		flags []string
+		name string
+		tls  *tls.Config
 	}{
 		{"HTTP", nil},
-		{"HTTPS", cert.flags()},
+		{"HTTPS", cfg.tls},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			program := runProgram(t, testEnv, tt.flags...)
-			transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.roots}}
-			defer transport.CloseIdleConnections()
-			r, _ := http.NewRequest("GET", program.url+"/openapi.json", nil)
-			resp, body := roundTrip(t, &http.Client{Transport: transport}, r)
-			if resp.StatusCode != http.StatusOK || body != string(written) || (resp.TLS != nil) != (tt.flags != nil) {
-				t.Fatalf("%s: %d, %d bytes; want 200 and the %d bytes of web/openapi.json", resp.Proto, resp.StatusCode, len(body), len(written))
+			server := httptest.NewUnstartedServer(newTestServer(t))
+			server.TLS = tt.tls
+			if tt.tls != nil {
+				server.StartTLS() // its client trusts the certificate of server.TLS
+			} else {
+				server.Start()
+			}
+			defer server.Close()
+			resp, err := server.Client().Get(server.URL + "/openapi.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != http.StatusOK || string(body) != string(written) || (resp.TLS != nil) != (tt.tls != nil) {
+				t.Fatalf("%s %s: %d, %d bytes (%v); want 200 and the %d bytes of web/openapi.json", server.URL, resp.Proto, resp.StatusCode, len(body), err, len(written))
 			}
 			var doc struct{ Servers []struct{ URL string } }
-			if err := json.Unmarshal([]byte(body), &doc); err != nil || len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
+			if err := json.Unmarshal(body, &doc); err != nil || len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
 				t.Errorf("servers %+v (%v), want the one relative URL /", doc.Servers, err)
 			}
 		})
@@ -256,7 +271,10 @@ func TestExplorerFilesTakeGetHeadAndOptions(t *testing.T) {
 	for _, path := range []string{"/", "/assets/app.js", "/openapi.json"} {
 		for _, method := range []string{"OPTIONS", "POST", "PUT", "PATCH", "DELETE", "TRACE"} {
 			t.Run(method+" "+path, func(t *testing.T) {
-				w := ts.serve(apiRequest(method, path, writeToken, `{"name":"Ann","email":"ann@example.com"}`))
+				r := httptest.NewRequest(method, path, strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
+				r.Header.Set("Authorization", "Bearer "+writeToken)
+				r.Header.Set("Content-Type", "application/json")
+				w := ts.serve(r)
 				if method == "OPTIONS" {
 					if w.Code != http.StatusNoContent || w.Body.Len() != 0 {
 						t.Errorf("%d %q, want 204 and no body", w.Code, w.Body)
