@@ -15,7 +15,8 @@ import (
 
 // The rules of conditional.go: ETags and the preconditions If-Match and If-None-Match (RFC 9110
 // §13; docs/api.md, "Conditional requests"), first on readPreconditions and its judgments, then
-// through the service, where the store judges a write's preconditions under the write's lock.
+// through the service, where the store judges a write's preconditions as it makes the write: of
+// many clients with the same If-Match, one goes ahead.
 
 // Both headers hold "*" or a list of entity tags separated by commas, and the lines of a header
 // make one list (RFC 9110 §5.3). "*" means any only as the whole value.
@@ -104,8 +105,8 @@ func TestPreconditionsInTheirOrder(t *testing.T) {
 	}
 }
 
-// Through the service, each method on the collection and on a user takes both headers. "<ann>"
-// below stands for Ann's current ETag, "<list>" for the collection's: that of GET /api/users with
+// Through the service, each method on the collection and on a user takes both headers, judged
+// against the target's current ETag: a user's, or for the collection that of GET /api/users with
 // no query, which is what a POST's preconditions are judged against. A missing user is 404 and a
 // bad body 400, whatever the headers (RFC 9110 §13.2.1); a failed precondition comes before 409.
 // The dates are ignored: no answer carries a Last-Modified (RFC 9110 §13.1.3, §13.1.4).
@@ -115,59 +116,73 @@ func TestConditionalRequestsThroughTheService(t *testing.T) {
 		cy     = `{"name":"Cy","email":"cy@example.com"}`
 		old    = `"0123456789abcdef0123456789abcdef"`
 	)
+	// Every case starts from a service holding Ann (/api/users/1) and Bob (2), created alike, so
+	// Ann's tag and the list's are the same in each: equal representations have equal tags.
+	withAnnAndBob := func(t *testing.T) *testServer {
+		ts := newTestServer(t)
+		ts.create(t, "Ann", "ann@example.com")
+		ts.create(t, "Bob", "bob@example.com")
+		return ts
+	}
+	first := withAnnAndBob(t)
+	ann, list := etagOf(t, first, "/api/users/1"), etagOf(t, first, "/api/users")
+
 	tests := []struct {
 		name, method, target, body string
-		header                     []string // name, value pairs
+		header                     http.Header // each value a line of its own
 		status                     int
 	}{
-		{"GET, If-None-Match the current tag", "GET", "/api/users/1", "", []string{"If-None-Match", "<ann>"}, 304},
-		{"GET, If-None-Match *", "GET", "/api/users/1", "", []string{"If-None-Match", "*"}, 304},
-		{"HEAD, If-None-Match the current tag, weak", "HEAD", "/api/users/1", "", []string{"If-None-Match", "W/<ann>"}, 304},
-		{"GET, If-Match an old tag", "GET", "/api/users/1", "", []string{"If-Match", old}, 412},
+		{"GET, If-None-Match the current tag", "GET", "/api/users/1", "", http.Header{"If-None-Match": {ann}}, 304},
+		{"GET, If-None-Match *", "GET", "/api/users/1", "", http.Header{"If-None-Match": {"*"}}, 304},
+		{"HEAD, If-None-Match the current tag, weak", "HEAD", "/api/users/1", "", http.Header{"If-None-Match": {"W/" + ann}}, 304},
+		{"GET, If-Match an old tag", "GET", "/api/users/1", "", http.Header{"If-Match": {old}}, 412},
 		{"GET, If-Match an old tag, If-None-Match the current", "GET", "/api/users/1", "",
-			[]string{"If-Match", old, "If-None-Match", "<ann>"}, 412},
-		{"GET, If-Modified-Since later", "GET", "/api/users/1", "", []string{"If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT"}, 200},
-		{"GET the list, If-None-Match its tag", "GET", "/api/users", "", []string{"If-None-Match", "<list>"}, 304},
-		{"GET a page, If-None-Match the whole list's tag", "GET", "/api/users?per_page=5", "", []string{"If-None-Match", "<list>"}, 200},
-		{"PUT, If-Match the current tag", "PUT", "/api/users/1", annLee, []string{"If-Match", "<ann>"}, 200},
-		{"PUT, If-Match an old tag", "PUT", "/api/users/1", annLee, []string{"If-Match", old}, 412},
-		{"PUT, If-None-Match *", "PUT", "/api/users/1", annLee, []string{"If-None-Match", "*"}, 412},
-		{"PUT, If-None-Match the current tag, weak", "PUT", "/api/users/1", annLee, []string{"If-None-Match", "W/<ann>"}, 412},
-		{"PUT, If-None-Match an old tag", "PUT", "/api/users/1", annLee, []string{"If-None-Match", old}, 200},
-		{"PUT, If-Unmodified-Since earlier", "PUT", "/api/users/1", annLee, []string{"If-Unmodified-Since", "Thu, 01 Jan 1970 00:00:00 GMT"}, 200},
-		{"PATCH, If-Match on two lines", "PATCH", "/api/users/1", `{"name":"Ann Lee"}`, []string{"If-Match", old, "If-Match", "<ann>"}, 200},
-		{"PATCH, If-Match the current tag, weak", "PATCH", "/api/users/1", `{"name":"Ann Lee"}`, []string{"If-Match", "W/<ann>"}, 412},
-		{"DELETE, If-Match the current tag", "DELETE", "/api/users/1", "", []string{"If-Match", "<ann>"}, 204},
-		{"DELETE, If-None-Match *", "DELETE", "/api/users/1", "", []string{"If-None-Match", "*"}, 412},
-		{"GET a missing user, If-None-Match *", "GET", "/api/users/9", "", []string{"If-None-Match", "*"}, 404},
-		{"PUT a missing user, If-Match *", "PUT", "/api/users/9", annLee, []string{"If-Match", "*"}, 404},
-		{"PATCH a missing user, If-None-Match *", "PATCH", "/api/users/9", `{"name":"Cy"}`, []string{"If-None-Match", "*"}, 404},
-		{"DELETE a missing user, If-Match an old tag", "DELETE", "/api/users/9", "", []string{"If-Match", old}, 404},
-		{"PUT a bad body, If-Match an old tag", "PUT", "/api/users/1", `{"name":"Ann"}`, []string{"If-Match", old}, 400},
-		{"PATCH nothing, If-None-Match *", "PATCH", "/api/users/1", `{}`, []string{"If-None-Match", "*"}, 400},
-		{"PATCH Bob's e-mail, If-Match an old tag", "PATCH", "/api/users/1", `{"email":"bob@example.com"}`, []string{"If-Match", old}, 412},
-		{"PATCH Bob's e-mail, If-Match the current tag", "PATCH", "/api/users/1", `{"email":"bob@example.com"}`, []string{"If-Match", "<ann>"}, 409},
-		{"POST, If-None-Match *", "POST", "/api/users", cy, []string{"If-None-Match", "*"}, 412},
-		{"POST, If-None-Match the collection's tag", "POST", "/api/users", cy, []string{"If-None-Match", "<list>"}, 412},
-		{"POST, If-None-Match an old tag", "POST", "/api/users", cy, []string{"If-None-Match", old}, 201},
-		{"POST, If-Match the collection's tag", "POST", "/api/users", cy, []string{"If-Match", "<list>"}, 201},
-		{"POST, If-Match an old tag", "POST", "/api/users", cy, []string{"If-Match", old}, 412},
-		{"POST, If-Match a user's tag", "POST", "/api/users", cy, []string{"If-Match", "<ann>"}, 412},
-		{"POST a bad body, If-None-Match *", "POST", "/api/users", `{"name":"Cy"}`, []string{"If-None-Match", "*"}, 400},
+			http.Header{"If-Match": {old}, "If-None-Match": {ann}}, 412},
+		{"GET, If-Modified-Since later", "GET", "/api/users/1", "", http.Header{"If-Modified-Since": {"Fri, 01 Jan 2100 00:00:00 GMT"}}, 200},
+		{"GET the list, If-None-Match its tag", "GET", "/api/users", "", http.Header{"If-None-Match": {list}}, 304},
+		{"GET a page, If-None-Match the whole list's tag", "GET", "/api/users?per_page=5", "", http.Header{"If-None-Match": {list}}, 200},
+		{"PUT, If-Match the current tag", "PUT", "/api/users/1", annLee, http.Header{"If-Match": {ann}}, 200},
+		{"PUT, If-Match an old tag", "PUT", "/api/users/1", annLee, http.Header{"If-Match": {old}}, 412},
+		{"PUT, If-None-Match *", "PUT", "/api/users/1", annLee, http.Header{"If-None-Match": {"*"}}, 412},
+		{"PUT, If-None-Match the current tag, weak", "PUT", "/api/users/1", annLee, http.Header{"If-None-Match": {"W/" + ann}}, 412},
+		{"PUT, If-None-Match an old tag", "PUT", "/api/users/1", annLee, http.Header{"If-None-Match": {old}}, 200},
+		{"PUT, If-Unmodified-Since earlier", "PUT", "/api/users/1", annLee, http.Header{"If-Unmodified-Since": {"Thu, 01 Jan 1970 00:00:00 GMT"}}, 200},
+		{"PATCH, If-Match on two lines", "PATCH", "/api/users/1", `{"name":"Ann Lee"}`, http.Header{"If-Match": {old, ann}}, 200},
+		{"PATCH, If-Match the current tag, weak", "PATCH", "/api/users/1", `{"name":"Ann Lee"}`, http.Header{"If-Match": {"W/" + ann}}, 412},
+		{"DELETE, If-Match the current tag", "DELETE", "/api/users/1", "", http.Header{"If-Match": {ann}}, 204},
+		{"DELETE, If-None-Match *", "DELETE", "/api/users/1", "", http.Header{"If-None-Match": {"*"}}, 412},
+		{"GET a missing user, If-None-Match *", "GET", "/api/users/9", "", http.Header{"If-None-Match": {"*"}}, 404},
+		{"PUT a missing user, If-Match *", "PUT", "/api/users/9", annLee, http.Header{"If-Match": {"*"}}, 404},
+		{"PATCH a missing user, If-None-Match *", "PATCH", "/api/users/9", `{"name":"Cy"}`, http.Header{"If-None-Match": {"*"}}, 404},
+		{"DELETE a missing user, If-Match an old tag", "DELETE", "/api/users/9", "", http.Header{"If-Match": {old}}, 404},
+		{"PUT a bad body, If-Match an old tag", "PUT", "/api/users/1", `{"name":"Ann"}`, http.Header{"If-Match": {old}}, 400},
+		{"PATCH nothing, If-None-Match *", "PATCH", "/api/users/1", `{}`, http.Header{"If-None-Match": {"*"}}, 400},
+		{"PATCH Bob's e-mail, If-Match an old tag", "PATCH", "/api/users/1", `{"email":"bob@example.com"}`, http.Header{"If-Match": {old}}, 412},
+		{"PATCH Bob's e-mail, If-Match the current tag", "PATCH", "/api/users/1", `{"email":"bob@example.com"}`, http.Header{"If-Match": {ann}}, 409},
+		{"POST, If-None-Match *", "POST", "/api/users", cy, http.Header{"If-None-Match": {"*"}}, 412},
+		{"POST, If-None-Match the collection's tag", "POST", "/api/users", cy, http.Header{"If-None-Match": {list}}, 412},
+		{"POST, If-None-Match an old tag", "POST", "/api/users", cy, http.Header{"If-None-Match": {old}}, 201},
+		{"POST, If-Match the collection's tag", "POST", "/api/users", cy, http.Header{"If-Match": {list}}, 201},
+		{"POST, If-Match an old tag", "POST", "/api/users", cy, http.Header{"If-Match": {old}}, 412},
+		{"POST, If-Match a user's tag", "POST", "/api/users", cy, http.Header{"If-Match": {ann}}, 412},
+		{"POST a bad body, If-None-Match *", "POST", "/api/users", `{"name":"Cy"}`, http.Header{"If-None-Match": {"*"}}, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := newTestServer(t)
-			ts.create(t, "Ann", "ann@example.com")
-			ts.create(t, "Bob", "bob@example.com")
-			tags := strings.NewReplacer("<ann>", etagOf(t, ts, "/api/users/1"), "<list>", etagOf(t, ts, "/api/users"))
-			header := slices.Clone(tt.header)
-			for i := 1; i < len(header); i += 2 {
-				header[i] = tags.Replace(header[i])
-			}
+			ts := withAnnAndBob(t)
 			before := allUsers(t, ts.store)
+			r := httptest.NewRequest(tt.method, tt.target, strings.NewReader(tt.body))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			if tt.body != "" {
+				r.Header.Set("Content-Type", "application/json")
+			}
+			for name, lines := range tt.header {
+				for _, line := range lines {
+					r.Header.Add(name, line)
+				}
+			}
 
-			w := ts.serve(apiRequest(tt.method, tt.target, writeToken, tt.body, header...))
+			w := ts.serve(r)
 
 			if w.Code != tt.status {
 				t.Fatalf("status %d %s, want %d", w.Code, w.Body, tt.status)
@@ -176,9 +191,9 @@ func TestConditionalRequestsThroughTheService(t *testing.T) {
 				t.Errorf("a %d changed the store:\nbefore %v\nafter  %v", w.Code, before, after)
 			}
 			if w.Code == http.StatusNotModified {
-				want := tags.Replace("<ann>")
+				want := ann
 				if tt.target == "/api/users" {
-					want = tags.Replace("<list>")
+					want = list
 				}
 				h := w.Header()
 				if h.Get("ETag") != want || w.Body.Len() != 0 || h.Get("Content-Type") != "" || h.Get("Cache-Control") != "private, no-cache" {
@@ -193,7 +208,9 @@ func TestConditionalRequestsThroughTheService(t *testing.T) {
 // etagOf is the ETag of GET target, failing the test unless it is 200.
 func etagOf(t *testing.T, ts *testServer, target string) string {
 	t.Helper()
-	w := ts.serve(apiRequest("GET", target, readToken, ""))
+	r := httptest.NewRequest("GET", target, nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	w := ts.serve(r)
 	if w.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
 	}
@@ -223,7 +240,10 @@ func TestETagFollowsTheRepresentation(t *testing.T) {
 	}
 
 	patch := func(name string) {
-		if w := ts.serve(apiRequest("PATCH", "/api/users/1", writeToken, `{"name":"`+name+`"}`)); w.Code != http.StatusOK {
+		r := httptest.NewRequest("PATCH", "/api/users/1", strings.NewReader(`{"name":"`+name+`"}`))
+		r.Header.Set("Authorization", "Bearer "+writeToken)
+		r.Header.Set("Content-Type", "application/json")
+		if w := ts.serve(r); w.Code != http.StatusOK {
 			t.Fatalf("PATCH: %d %s", w.Code, w.Body)
 		}
 	}
@@ -237,48 +257,53 @@ func TestETagFollowsTheRepresentation(t *testing.T) {
 	}
 }
 
-// Of many clients that send the same If-Match at once, exactly one goes ahead, and every other
-// gets 412: its tag is no longer current when its turn comes. This is how If-Match prevents a
-// "lost update" (RFC 9110 §13.1.1).
+// Of many clients that send the same If-Match at once, exactly one goes ahead and every other gets
+// 412: the store judges a write's preconditions as it makes the write, so the tag is no longer
+// current when the next one's turn comes. This is how If-Match prevents a "lost update" (RFC 9110
+// §13.1.1). A round of clients shows it when they meet; many rounds make sure they do.
 func TestOneOfManyIfMatchGoesAhead(t *testing.T) {
-	const clients = 8
-	writes := map[string]func(i int, tag string) *http.Request{
-		"PATCH a user": func(i int, tag string) *http.Request {
-			return apiRequest("PATCH", "/api/users/1", writeToken, fmt.Sprintf(`{"name":"Ann %d"}`, i), "If-Match", tag)
-		},
-		"POST to the collection": func(i int, tag string) *http.Request {
-			return apiRequest("POST", "/api/users", writeToken, fmt.Sprintf(`{"name":"Cy","email":"cy%d@example.com"}`, i), "If-Match", tag)
-		},
-	}
-	for name, write := range writes {
-		t.Run(name, func(t *testing.T) {
+	const rounds, clients = 50, 20
+	for _, tt := range []struct {
+		name, method, target string
+		body                 string // a format with the round and the client's number
+		users                int    // in the store afterwards: the one change of each round made
+	}{
+		{"PATCH a user", "PATCH", "/api/users/1", `{"name":"Ann %d.%d"}`, 1},
+		{"POST to the collection", "POST", "/api/users", `{"name":"Cy","email":"cy%d.%d@example.com"}`, 1 + rounds},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t)
 			ts.create(t, "Ann", "ann@example.com")
-			tag := etagOf(t, ts, "/api/users/1")
-			if strings.HasPrefix(name, "POST") {
-				tag = etagOf(t, ts, "/api/users")
+			for round := range rounds {
+				tag := etagOf(t, ts, tt.target) // Ann's, or the collection's
+				statuses := make(chan int, clients)
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for i := range clients {
+					r := httptest.NewRequest(tt.method, tt.target, strings.NewReader(fmt.Sprintf(tt.body, round, i)))
+					r.Header.Set("Authorization", "Bearer "+writeToken)
+					r.Header.Set("Content-Type", "application/json")
+					r.Header.Set("If-Match", tag)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start // all at once
+						statuses <- ts.serve(r).Code
+					}()
+				}
+				close(start)
+				wg.Wait()
+				close(statuses)
+				counts := map[int]int{}
+				for status := range statuses {
+					counts[status]++
+				}
+				if counts[200]+counts[201] != 1 || counts[412] != clients-1 {
+					t.Fatalf("round %d: statuses %v, want one success and %d times 412", round, counts, clients-1)
+				}
 			}
-			statuses := make(chan int, clients)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := 0; i < clients; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := write(i, tag)
-					<-start // all at once
-					statuses <- ts.serve(r).Code
-				}()
-			}
-			close(start)
-			wg.Wait()
-			close(statuses)
-			counts := map[int]int{}
-			for status := range statuses {
-				counts[status]++
-			}
-			if counts[200]+counts[201] != 1 || counts[412] != clients-1 {
-				t.Errorf("statuses %v, want one success and %d times 412", counts, clients-1)
+			if users := allUsers(t, ts.store); len(users) != tt.users {
+				t.Errorf("the store holds %d users, want %d", len(users), tt.users)
 			}
 		})
 	}

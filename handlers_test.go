@@ -17,45 +17,26 @@ import (
 // checks"). TestEachStatus (users_test.go) shows one answer of each status; these tests show what
 // each handler promises beyond it.
 
-// apiRequest is a request to the service with this bearer token ("" sends none) and, unless body
-// is "", a JSON body with Content-Type: application/json. header adds fields as name, value
-// pairs, each a line of its own; a Content-Type among them replaces the JSON one.
-func apiRequest(method, target, token, body string, header ...string) *http.Request {
-	r := httptest.NewRequest(method, target, strings.NewReader(body))
-	if token != "" {
-		r.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		r.Header.Add(header[i], header[i+1])
-	}
-	if body != "" && r.Header.Get("Content-Type") == "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	return r
-}
-
-// userIn returns the user an answer holds, failing the test unless it has this status.
-func userIn(t *testing.T, w *httptest.ResponseRecorder, status int) user {
-	t.Helper()
-	var u user
-	if err := json.Unmarshal(w.Body.Bytes(), &u); w.Code != status || err != nil {
-		t.Fatalf("status %d, body %s; want %d and a user", w.Code, w.Body, status)
-	}
-	return u
-}
-
 // A create stores the values trimmed and answers them with the new user's URI (RFC 9110 §9.3.3)
 // and its ETag: the very answer a GET of that URI gives, so a client can send If-Match next
 // without reading first.
 func TestCreateAnswersWhatAReadWouldGive(t *testing.T) {
 	ts := newTestServer(t)
-	w := ts.serve(apiRequest("POST", "/api/users", writeToken, `{"name":"  Ann Lee\t","email":" Ann@Example.com "}`))
-	created := userIn(t, w, http.StatusCreated)
+	r := httptest.NewRequest("POST", "/api/users", strings.NewReader(`{"name":"  Ann Lee\t","email":" Ann@Example.com "}`))
+	r.Header.Set("Authorization", "Bearer "+writeToken)
+	r.Header.Set("Content-Type", "application/json")
+	w := ts.serve(r)
+	var created user
+	if err := json.Unmarshal(w.Body.Bytes(), &created); w.Code != http.StatusCreated || err != nil {
+		t.Fatalf("POST: %d %s, want 201 and a user", w.Code, w.Body)
+	}
 	if want := (user{ID: 1, Name: "Ann Lee", Email: "Ann@Example.com"}); created != want {
 		t.Errorf("created %+v, want %+v: trimmed, case kept", created, want)
 	}
 
-	read := ts.serve(apiRequest("GET", w.Header().Get("Location"), readToken, ""))
+	r = httptest.NewRequest("GET", w.Header().Get("Location"), nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	read := ts.serve(r)
 	if read.Code != http.StatusOK || read.Body.String() != w.Body.String() {
 		t.Errorf("GET %s: %d %s, want the body of the 201, %s", w.Header().Get("Location"), read.Code, read.Body, w.Body)
 	}
@@ -69,11 +50,20 @@ func TestCreateAnswersWhatAReadWouldGive(t *testing.T) {
 func TestPatchAnswersTheStoredUserAndItsETag(t *testing.T) {
 	ts := newTestServer(t)
 	ts.create(t, "Ann", "ann@example.com")
-	w := ts.serve(apiRequest("PATCH", "/api/users/1", writeToken, `{"name":" Ann Lee "}`, "Content-Type", "application/merge-patch+json"))
-	if patched := userIn(t, w, http.StatusOK); patched != (user{ID: 1, Name: "Ann Lee", Email: "ann@example.com"}) {
+	r := httptest.NewRequest("PATCH", "/api/users/1", strings.NewReader(`{"name":" Ann Lee "}`))
+	r.Header.Set("Authorization", "Bearer "+writeToken)
+	r.Header.Set("Content-Type", "application/merge-patch+json")
+	w := ts.serve(r)
+	var patched user
+	if err := json.Unmarshal(w.Body.Bytes(), &patched); w.Code != http.StatusOK || err != nil {
+		t.Fatalf("PATCH: %d %s, want 200 and a user", w.Code, w.Body)
+	}
+	if patched != (user{ID: 1, Name: "Ann Lee", Email: "ann@example.com"}) {
 		t.Errorf("patched %+v, want the name changed and the email kept", patched)
 	}
-	read := ts.serve(apiRequest("GET", "/api/users/1", readToken, ""))
+	r = httptest.NewRequest("GET", "/api/users/1", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	read := ts.serve(r)
 	if tag := w.Header().Get("ETag"); tag == "" || tag != read.Header().Get("ETag") || w.Body.String() != read.Body.String() {
 		t.Errorf("PATCH answered %s with ETag %q; GET answers %s with %q", w.Body, tag, read.Body, read.Header().Get("ETag"))
 	}
@@ -102,7 +92,10 @@ func TestPutReplacesButNeverCreates(t *testing.T) {
 			ts := newTestServer(t)
 			ts.create(t, "Ann", "ann@example.com")
 			ts.create(t, "Bob", "bob@example.com")
-			if w := ts.serve(apiRequest("PUT", tt.target, writeToken, tt.body)); w.Code != tt.status {
+			r := httptest.NewRequest("PUT", tt.target, strings.NewReader(tt.body))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			if w := ts.serve(r); w.Code != tt.status {
 				t.Errorf("status %d %s, want %d", w.Code, w.Body, tt.status)
 			}
 			if got := allUsers(t, ts.store); !slices.Equal(got, tt.want) {
@@ -112,7 +105,12 @@ func TestPutReplacesButNeverCreates(t *testing.T) {
 	}
 	t.Run("the id a PUT was refused is still the next one", func(t *testing.T) {
 		ts := newTestServer(t)
-		ts.serve(apiRequest("PUT", "/api/users/1", writeToken, `{"name":"Ann","email":"ann@example.com"}`))
+		r := httptest.NewRequest("PUT", "/api/users/1", strings.NewReader(`{"name":"Ann","email":"ann@example.com"}`))
+		r.Header.Set("Authorization", "Bearer "+writeToken)
+		r.Header.Set("Content-Type", "application/json")
+		if w := ts.serve(r); w.Code != http.StatusNotFound {
+			t.Fatalf("PUT: %d %s, want 404", w.Code, w.Body)
+		}
 		if ann := ts.create(t, "Ann", "ann@example.com"); ann.ID != 1 {
 			t.Errorf("the first create got id %d, want 1", ann.ID)
 		}
@@ -126,11 +124,15 @@ func TestDeleteFreesTheEmailButNotTheID(t *testing.T) {
 	ts.create(t, "Ann", "ann@example.com")
 	ts.create(t, "Bob", "bob@example.com")
 
-	if w := ts.serve(apiRequest("DELETE", "/api/users/2", writeToken, "")); w.Code != http.StatusNoContent || w.Body.Len() != 0 {
+	r := httptest.NewRequest("DELETE", "/api/users/2", nil)
+	r.Header.Set("Authorization", "Bearer "+writeToken)
+	if w := ts.serve(r); w.Code != http.StatusNoContent || w.Body.Len() != 0 {
 		t.Errorf("DELETE: %d %q, want 204 and no body", w.Code, w.Body)
 	}
 	for _, method := range []string{"DELETE", "GET"} {
-		wantError(t, ts.serve(apiRequest(method, "/api/users/2", writeToken, "")), http.StatusNotFound, "no user has this id")
+		r := httptest.NewRequest(method, "/api/users/2", nil)
+		r.Header.Set("Authorization", "Bearer "+writeToken)
+		wantError(t, ts.serve(r), http.StatusNotFound, "no user has this id")
 	}
 	if again := ts.create(t, "Bob", "bob@example.com"); again.ID != 3 {
 		t.Errorf("Bob again got id %d, want 3: ids are never reused", again.ID)
@@ -142,14 +144,18 @@ func TestDeleteFreesTheEmailButNotTheID(t *testing.T) {
 // names nothing (404).
 func TestOptionsOfAUser(t *testing.T) {
 	ts := newTestServer(t)
-	for _, token := range []string{"", "no-such-token"} {
-		w := ts.serve(apiRequest("OPTIONS", "/api/users/7", token, ""))
+	for _, authorization := range []string{"", "Bearer no-such-token"} {
+		r := httptest.NewRequest("OPTIONS", "/api/users/7", nil)
+		if authorization != "" {
+			r.Header.Set("Authorization", authorization)
+		}
+		w := ts.serve(r)
 		if w.Code != http.StatusNoContent || w.Header().Get("Allow") != "GET, HEAD, PUT, PATCH, DELETE, OPTIONS" ||
 			w.Header().Get("Accept-Patch") != "application/json, application/merge-patch+json" {
-			t.Errorf("token %q: %d, Allow %q, Accept-Patch %q", token, w.Code, w.Header().Get("Allow"), w.Header().Get("Accept-Patch"))
+			t.Errorf("Authorization %q: %d, Allow %q, Accept-Patch %q", authorization, w.Code, w.Header().Get("Allow"), w.Header().Get("Accept-Patch"))
 		}
 	}
-	wantError(t, ts.serve(apiRequest("OPTIONS", "/api/users/07", "", "")), http.StatusNotFound, "no user has this id")
+	wantError(t, ts.serve(httptest.NewRequest("OPTIONS", "/api/users/07", nil)), http.StatusNotFound, "no user has this id")
 }
 
 // An id is a positive integer in canonical decimal, at most 2^63-1: one URI per user. Anything
@@ -178,30 +184,32 @@ func TestIDIsCanonicalDecimal(t *testing.T) {
 // before the user is looked for. The list's query is judged before any body it carries, which is
 // ignored. Nothing changes.
 func TestChecksInTheirOrder(t *testing.T) {
+	const asJSON = "application/json"
 	huge := strings.Repeat("x", maxBodyBytes+1)
 	tests := []struct {
-		name, method, target, body, contentType string
+		name, method, target, body, contentType string // "" sends no Content-Type
 		status                                  int
 	}{
-		{"405 before the id", "POST", "/api/users/abc", `{"name":"Cy","email":"cy@example.com"}`, "", http.StatusMethodNotAllowed},
+		{"405 before the id", "POST", "/api/users/abc", `{"name":"Cy","email":"cy@example.com"}`, asJSON, http.StatusMethodNotAllowed},
 		{"a bad id names nothing", "GET", "/api/users/abc", "", "", http.StatusNotFound},
 		{"the id before 415", "PUT", "/api/users/01", `{}`, "text/plain", http.StatusNotFound},
 		{"415 before a missing user", "PUT", "/api/users/9", `{}`, "text/plain", http.StatusUnsupportedMediaType},
 		{"415 before 413", "POST", "/api/users", huge, "text/plain", http.StatusUnsupportedMediaType},
-		{"413 before 400", "POST", "/api/users", huge, "", http.StatusRequestEntityTooLarge},
-		{"400 before a missing user", "PATCH", "/api/users/9", `{"name":""}`, "", http.StatusBadRequest},
-		{"a missing user once the body is good", "PATCH", "/api/users/9", `{"name":"Cy"}`, "", http.StatusNotFound},
+		{"413 before 400", "POST", "/api/users", huge, asJSON, http.StatusRequestEntityTooLarge},
+		{"400 before a missing user", "PATCH", "/api/users/9", `{"name":""}`, asJSON, http.StatusBadRequest},
+		{"a missing user once the body is good", "PATCH", "/api/users/9", `{"name":"Cy"}`, asJSON, http.StatusNotFound},
 		{"the query, the body ignored", "GET", "/api/users?page=0", "not JSON", "", http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t)
 			ts.create(t, "Ann", "ann@example.com")
-			var header []string
+			r := httptest.NewRequest(tt.method, tt.target, strings.NewReader(tt.body))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
 			if tt.contentType != "" {
-				header = []string{"Content-Type", tt.contentType}
+				r.Header.Set("Content-Type", tt.contentType)
 			}
-			w := ts.serve(apiRequest(tt.method, tt.target, writeToken, tt.body, header...))
+			w := ts.serve(r)
 			if w.Code != tt.status {
 				t.Errorf("status %d %.200s, want %d", w.Code, w.Body, tt.status)
 			}
@@ -231,7 +239,10 @@ func TestBodyLimitIsExactly1MiB(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t)
-			if w := ts.serve(apiRequest("POST", "/api/users", writeToken, tt.body)); w.Code != tt.status {
+			r := httptest.NewRequest("POST", "/api/users", strings.NewReader(tt.body))
+			r.Header.Set("Authorization", "Bearer "+writeToken)
+			r.Header.Set("Content-Type", "application/json")
+			if w := ts.serve(r); w.Code != tt.status {
 				t.Errorf("status %d %s, want %d", w.Code, w.Body, tt.status)
 			}
 			if users := allUsers(t, ts.store); len(users) != tt.users {
@@ -242,11 +253,33 @@ func TestBodyLimitIsExactly1MiB(t *testing.T) {
 }
 
 // Many clients creating, replacing, patching, deleting and listing at once, on a few e-mails that
-// collide in any case: no id is given twice or reused, no list shows an e-mail twice, and the
-// store ends consistent. Run it under -race (./test.sh does).
+// collide in any case: no id is given twice or reused, every list holds together (total equal to
+// the users shown, ids ascending, no e-mail twice in any case), and so does the store at the end.
+// Run it under -race (./test.sh does).
 func TestManyClientsAtOnce(t *testing.T) {
 	const clients, requestsEach = 6, 150
 	ts := newTestServer(t)
+	consistent := func(t *testing.T, w *httptest.ResponseRecorder) []user { // the list w holds, if it holds together
+		t.Helper()
+		var list struct {
+			Data  []user
+			Total int
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &list); w.Code != http.StatusOK || err != nil || list.Total != len(list.Data) {
+			t.Errorf("the list: %d, total %d of %d users, %v", w.Code, list.Total, len(list.Data), err)
+		}
+		emails := map[string]bool{}
+		for i, u := range list.Data {
+			if i > 0 && u.ID <= list.Data[i-1].ID {
+				t.Errorf("the list has id %d after id %d", u.ID, list.Data[i-1].ID)
+			}
+			if emails[strings.ToLower(u.Email)] {
+				t.Errorf("the list has the e-mail %s twice", u.Email)
+			}
+			emails[strings.ToLower(u.Email)] = true
+		}
+		return list.Data
+	}
 	var mu sync.Mutex
 	given := map[int64]bool{} // every id a 201 gave
 	var wg sync.WaitGroup
@@ -262,23 +295,28 @@ func TestManyClientsAtOnce(t *testing.T) {
 				}
 				body := fmt.Sprintf(`{"name":"client %d, request %d","email":%q}`, c, i, email)
 				target := userPath(int64(random.Intn(40) + 1))
-				var r *http.Request
+				method, token := "", writeToken
 				var allowed []int
 				switch random.Intn(6) {
 				case 0, 1:
-					r, allowed = apiRequest("POST", "/api/users", writeToken, body), []int{201, 409}
+					method, target, allowed = "POST", "/api/users", []int{201, 409}
 				case 2:
-					r, allowed = apiRequest("PUT", target, writeToken, body), []int{200, 404, 409}
+					method, allowed = "PUT", []int{200, 404, 409}
 				case 3:
-					r, allowed = apiRequest("PATCH", target, writeToken, fmt.Sprintf(`{"email":%q}`, email)), []int{200, 404, 409}
+					method, body, allowed = "PATCH", fmt.Sprintf(`{"email":%q}`, email), []int{200, 404, 409}
 				case 4:
-					r, allowed = apiRequest("DELETE", target, writeToken, ""), []int{204, 404}
+					method, body, allowed = "DELETE", "", []int{204, 404}
 				default:
-					r, allowed = apiRequest("GET", "/api/users", readToken, ""), []int{200}
+					method, target, body, token, allowed = "GET", "/api/users", "", readToken, []int{200}
+				}
+				r := httptest.NewRequest(method, target, strings.NewReader(body))
+				r.Header.Set("Authorization", "Bearer "+token)
+				if body != "" {
+					r.Header.Set("Content-Type", "application/json")
 				}
 				w := ts.serve(r)
 				if !slices.Contains(allowed, w.Code) {
-					t.Errorf("%s %s: %d %s", r.Method, r.URL, w.Code, w.Body)
+					t.Errorf("%s %s: %d %s", method, target, w.Code, w.Body)
 					return
 				}
 				switch {
@@ -291,15 +329,17 @@ func TestManyClientsAtOnce(t *testing.T) {
 					}
 					given[created.ID] = true
 					mu.Unlock()
-				case r.Method == "GET":
-					wantConsistentList(t, w)
+				case method == "GET":
+					consistent(t, w)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 
-	users := wantConsistentList(t, ts.serve(apiRequest("GET", "/api/users", readToken, "")))
+	r := httptest.NewRequest("GET", "/api/users", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	users := consistent(t, ts.serve(r))
 	var maxID int64
 	for id := range given {
 		maxID = max(maxID, id)
@@ -315,28 +355,4 @@ func TestManyClientsAtOnce(t *testing.T) {
 	if next := ts.create(t, "Last", "last@example.com"); next.ID != maxID+1 {
 		t.Errorf("the next create got id %d, want %d: ids are never reused", next.ID, maxID+1)
 	}
-}
-
-// wantConsistentList fails the test unless w is the whole list, holding together whatever writes
-// run beside it: total equal to the users shown, ids ascending, no e-mail twice in any case.
-func wantConsistentList(t *testing.T, w *httptest.ResponseRecorder) []user {
-	t.Helper()
-	var list struct {
-		Data  []user
-		Total int
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &list); w.Code != http.StatusOK || err != nil || list.Total != len(list.Data) {
-		t.Errorf("the list: %d, total %d of %d users, %v", w.Code, list.Total, len(list.Data), err)
-	}
-	emails := map[string]bool{}
-	for i, u := range list.Data {
-		if i > 0 && u.ID <= list.Data[i-1].ID {
-			t.Errorf("the list has id %d after id %d", u.ID, list.Data[i-1].ID)
-		}
-		if emails[strings.ToLower(u.Email)] {
-			t.Errorf("the list has the e-mail %s twice", u.Email)
-		}
-		emails[strings.ToLower(u.Email)] = true
-	}
-	return list.Data
 }

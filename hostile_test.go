@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -17,65 +18,69 @@ import (
 // the layers shows: whatever is sent, the answer has the status docs/api.md gives it, a failure is
 // the JSON error body, and nothing changes, not even the id the next create gets.
 
-// A hostileRequest is a request a hostile or careless client might send, and its status.
-type hostileRequest struct {
-	name, method, target, token, body string
-	header                            []string // name, value pairs, each a line of its own
-	status                            int
-	prepare                           func(*http.Request) // what header fields cannot say
-}
-
-// Every hostile request gets its status and leaves the store as it was: each case meets a service
-// of its own holding Ann (/api/users/1), Bob (2) and Cy (3), and after it the next create is 4.
+// Every hostile request gets its status and leaves the store as it was: each request meets a
+// service of its own holding Ann (/api/users/1), Bob (2) and Cy (3), and after it the next create
+// gets id 4.
 func TestHostileRequestsChangeNothing(t *testing.T) {
-	for _, c := range hostileRequests() {
-		t.Run(c.name, func(t *testing.T) {
-			ts := newTestServer(t)
-			for _, name := range []string{"Ann", "Bob", "Cy"} {
-				ts.create(t, name, strings.ToLower(name)+"@example.com")
-			}
-			before := allUsers(t, ts.store)
-			r := apiRequest(c.method, c.target, c.token, c.body, c.header...)
-			if c.prepare != nil {
-				c.prepare(r)
-			}
-
-			w := ts.serve(r)
-
-			if w.Code != c.status {
-				t.Errorf("status %d, want %d; body %.200s", w.Code, c.status, w.Body)
-			}
-			var failure struct{ Error string }
-			if w.Code >= 400 && (w.Header().Get("Content-Type") != "application/json" ||
-				json.Unmarshal(w.Body.Bytes(), &failure) != nil || failure.Error == "") {
-				t.Errorf("a %d without the JSON error body: %.200q", w.Code, w.Body)
-			}
-			if after := allUsers(t, ts.store); !slices.Equal(after, before) {
-				t.Errorf("the store changed:\nbefore %v\nafter  %v", before, after)
-			}
-			if next := ts.create(t, "Dee", "dee@example.com"); next.ID != 4 {
-				t.Errorf("the next create got id %d, want 4: the request used up an id", next.ID)
-			}
-		})
-	}
-}
-
-// hostileRequests are the requests of TestHostileRequestsChangeNothing, by kind.
-func hostileRequests() []hostileRequest {
-	var cases []hostileRequest
-	add := func(c hostileRequest) {
-		if len(c.name) > 60 {
-			c.name = c.name[:50] + fmt.Sprintf("...(%d bytes)", len(c.name))
-		}
-		cases = append(cases, c)
+	type route struct{ method, target string }
+	type hostile struct {
+		what      string      // what is hostile or careless about it ("" when the route says it)
+		routes    []route     // each gets the request
+		header    http.Header // each value a line of its own
+		body      string
+		length    int64 // the Content-Length, when not the body's: -1 for none, the body sent chunked
+		breaksOff bool  // the connection is reset after the body's bytes
+		status    int
 	}
 	const eve = `{"name":"Eve","email":"eve@example.com"}`
-	asJSON := []string{"Content-Type", "application/json"}
-	onEveryWrite := func(name, body string, header []string, status int, prepare func(*http.Request)) {
-		for _, w := range []struct{ method, target string }{{"POST", "/api/users"}, {"PUT", "/api/users/1"}, {"PATCH", "/api/users/1"}} {
-			add(hostileRequest{name: w.method + " " + name, method: w.method, target: w.target, token: writeToken,
-				body: body, header: header, status: status, prepare: prepare})
-		}
+	writes := []route{{"POST", "/api/users"}, {"PUT", "/api/users/1"}, {"PATCH", "/api/users/1"}}
+	writer := http.Header{"Authorization": {"Bearer " + writeToken}}
+	asJSON := http.Header{"Authorization": {"Bearer " + writeToken}, "Content-Type": {"application/json"}}
+	padded := eve + strings.Repeat(" ", maxBodyBytes+1-len(eve)) // 1 MiB + 1
+
+	cases := []hostile{
+		// An e-mail another user has, in any case: 409.
+		{what: "Bob's e-mail in capitals", routes: writes, header: asJSON, body: `{"name":"Eve","email":"BOB@EXAMPLE.COM"}`, status: 409},
+
+		// Media types and codings: 415, before anything else about the body is judged.
+		{what: "no Content-Type", routes: writes, header: writer, body: eve, status: 415},
+		{what: "gzip", routes: writes, body: eve, status: 415, header: http.Header{"Authorization": {"Bearer " + writeToken},
+			"Content-Type": {"application/json"}, "Content-Encoding": {"gzip"}}},
+		{what: "text/plain and not JSON", routes: writes, body: "\xff", status: 415,
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "Content-Type": {"text/plain"}}},
+		{what: "a merge patch", routes: []route{{"POST", "/api/users"}, {"PUT", "/api/users/1"}}, body: eve, status: 415,
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "Content-Type": {"application/merge-patch+json"}}},
+
+		// Size: one byte over 1 MiB is 413, whatever the body holds, however it is sent; a body
+		// that breaks off is 400.
+		{what: "a user padded to 1 MiB + 1", routes: writes, header: asJSON, body: padded, status: 413},
+		{what: "1 MiB + 1 of bad bytes", routes: writes, header: asJSON, body: strings.Repeat("\xff", maxBodyBytes+1), status: 413},
+		{what: "a chunked 1 MiB + 1", routes: writes, header: asJSON, body: padded, length: -1, status: 413},
+		{what: "a declared length of 10 GiB", routes: writes, header: asJSON, body: eve, length: 10 << 30, status: 413},
+		{what: "a body that breaks off", routes: writes, header: asJSON, body: `{"name":`, breaksOff: true, status: 400},
+
+		// Tokens: only in the Authorization header (401 elsewhere).
+		{what: "the token in the query", routes: []route{{"POST", "/api/users?access_token=" + writeToken}},
+			header: http.Header{"Content-Type": {"application/json"}}, body: eve, status: 401},
+
+		// The list's query: other routes ignore a query.
+		{routes: []route{{"GET", "/api/users/1?x=1;y"}}, header: writer, status: 200},
+
+		// Preconditions: a missing user is 404 first.
+		{what: "If-None-Match *", routes: []route{{"POST", "/api/users"}}, body: eve, status: 412,
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "Content-Type": {"application/json"}, "If-None-Match": {"*"}}},
+		{what: "If-Match *", routes: []route{{"DELETE", "/api/users/9"}}, status: 404,
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "If-Match": {"*"}}},
+
+		// A body on GET, HEAD, DELETE or OPTIONS is ignored, and so are the headers that ask
+		// other servers to take another method.
+		{what: "with a body", routes: []route{{"GET", "/api/users"}, {"HEAD", "/api/users/1"}}, header: asJSON, body: eve, status: 200},
+		{what: "with a chunked 1 MiB + 1", routes: []route{{"GET", "/api/users"}}, header: asJSON, body: padded, length: -1, status: 200},
+		{what: "with a body", routes: []route{{"DELETE", "/api/users/9"}}, header: asJSON, body: `{"id":1}`, status: 404},
+		{what: "with a body and a bad token", routes: []route{{"OPTIONS", "/api/users"}}, body: eve, status: 204,
+			header: http.Header{"Authorization": {"Bearer nope"}, "Content-Type": {"application/json"}}},
+		{what: "with X-HTTP-Method-Override: DELETE", routes: []route{{"GET", "/api/users/1"}}, status: 200,
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "X-HTTP-Method-Override": {"DELETE"}}},
 	}
 
 	// Bodies that are not one JSON object in UTF-8 whose members follow the field rules: 400
@@ -108,45 +113,23 @@ func hostileRequests() []hostileRequest {
 		`{"name":"Eve","email":"eve(x)@example.com"}`,
 		`{"name":"Eve","email":"` + strings.Repeat("a", 64) + "@" + strings.Repeat("b", 186) + `.com"}`,
 	} {
-		onEveryWrite(fmt.Sprintf("%q", body), body, asJSON, http.StatusBadRequest, nil)
+		cases = append(cases, hostile{what: fmt.Sprintf("%.40q", body), routes: writes, header: asJSON, body: body, status: 400})
 	}
 
-	// An e-mail another user has, in any case: 409.
-	onEveryWrite("Bob's e-mail in capitals", `{"name":"Eve","email":"BOB@EXAMPLE.COM"}`, nil, http.StatusConflict, nil)
-
-	// Media types and codings: 415, before anything else about the body is judged.
+	// Media types that are not JSON, or not in UTF-8: 415.
 	for _, contentType := range []string{
 		"text/plain", "application/jsonx", "application/problem+json", "application/json; charset=iso-8859-1",
 		"application/json; charset=utf-16", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
 		"application/json, text/plain", "json", "application/json\x00",
 	} {
-		onEveryWrite(fmt.Sprintf("Content-Type %q", contentType), eve, []string{"Content-Type", contentType}, http.StatusUnsupportedMediaType, nil)
+		cases = append(cases, hostile{what: fmt.Sprintf("Content-Type %q", contentType), routes: writes, body: eve, status: 415,
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "Content-Type": {contentType}}})
 	}
-	onEveryWrite("no Content-Type", eve, nil, http.StatusUnsupportedMediaType, func(r *http.Request) { r.Header.Del("Content-Type") })
-	onEveryWrite("gzip", eve, []string{"Content-Encoding", "gzip"}, http.StatusUnsupportedMediaType, nil)
-	onEveryWrite("text/plain and not JSON", "\xff", []string{"Content-Type", "text/plain"}, http.StatusUnsupportedMediaType, nil)
-	for _, w := range []struct{ method, target string }{{"POST", "/api/users"}, {"PUT", "/api/users/1"}} {
-		add(hostileRequest{name: w.method + " a merge patch", method: w.method, target: w.target, token: writeToken, body: eve,
-			header: []string{"Content-Type", "application/merge-patch+json"}, status: http.StatusUnsupportedMediaType})
-	}
-
-	// Size: one byte over 1 MiB is 413, whatever the body holds, however it is sent; a body that
-	// breaks off is 400.
-	padded := eve + strings.Repeat(" ", maxBodyBytes+1-len(eve))
-	onEveryWrite("a user padded to 1 MiB + 1", padded, nil, http.StatusRequestEntityTooLarge, nil)
-	onEveryWrite("1 MiB + 1 of bad bytes", strings.Repeat("\xff", maxBodyBytes+1), nil, http.StatusRequestEntityTooLarge, nil)
-	chunked := func(r *http.Request) { r.ContentLength, r.TransferEncoding = -1, []string{"chunked"} }
-	onEveryWrite("a chunked 1 MiB + 1", padded, nil, http.StatusRequestEntityTooLarge, chunked)
-	onEveryWrite("a declared length of 10 GiB", eve, nil, http.StatusRequestEntityTooLarge, func(r *http.Request) { r.ContentLength = 10 << 30 })
-	onEveryWrite("a body that breaks off", eve, nil, http.StatusBadRequest, func(r *http.Request) {
-		r.Body = io.NopCloser(io.MultiReader(strings.NewReader(`{"name":`), iotest.ErrReader(errors.New("connection reset by peer"))))
-		r.ContentLength = -1
-	})
 
 	// Tokens: authentication first (401), then permission (403), before anything else is judged.
 	for _, a := range []struct {
 		name          string
-		authorization []string
+		authorization []string // each a line of its own
 		status        int
 	}{
 		{"no Authorization", nil, 401},
@@ -157,34 +140,26 @@ func hostileRequests() []hostileRequest {
 		{"the token twice", []string{"Bearer " + writeToken, "Bearer " + writeToken}, 401},
 		{"the read token", []string{"Bearer " + readToken}, 403},
 	} {
-		var header []string
-		for _, line := range a.authorization {
-			header = append(header, "Authorization", line)
-		}
-		add(hostileRequest{name: "POST with " + a.name, method: "POST", target: "/api/users", body: eve, header: header, status: a.status})
-		add(hostileRequest{name: "DELETE with " + a.name, method: "DELETE", target: "/api/users/1", header: header, status: a.status})
+		cases = append(cases, hostile{what: "with " + a.name, routes: []route{{"POST", "/api/users"}, {"DELETE", "/api/users/1"}},
+			header: http.Header{"Authorization": a.authorization, "Content-Type": {"application/json"}}, body: eve, status: a.status})
 	}
-	add(hostileRequest{name: "POST with the token in the query", method: "POST", target: "/api/users?access_token=" + writeToken,
-		body: eve, status: http.StatusUnauthorized})
 
 	// Routes: a method the path does not take is 405, a path not in the table or an id not in
 	// canonical form 404 (docs/api.md, "Routes").
-	for _, m := range []struct{ method, target string }{
+	for _, r := range []route{
 		{"POST", "/api/users/1"}, {"POST", "/api/users/abc"}, {"DELETE", "/api/users"}, {"PUT", "/api/users"}, {"PATCH", "/api/users"},
 		{"TRACE", "/api/users"}, {"FOO", "/api/users/1"}, {"get", "/api/users"}, {"Delete", "/api/users/1"},
 	} {
-		add(hostileRequest{name: m.method + " " + m.target, method: m.method, target: m.target, token: writeToken, body: eve,
-			status: http.StatusMethodNotAllowed})
+		cases = append(cases, hostile{routes: []route{r}, header: asJSON, body: eve, status: 405})
 	}
 	for _, target := range []string{
 		"/api/users/0", "/api/users/01", "/api/users/+1", "/api/users/-1", "/api/users/1.0", "/api/users/%201", "/api/users/%EF%BC%91",
 		"/api/users/9223372036854775808", "/api/users/4", "/api/users/1/orders", "/api/users/", "/api/products", "/api/",
 	} {
-		add(hostileRequest{name: "DELETE " + target, method: "DELETE", target: target, token: writeToken, status: http.StatusNotFound})
-		add(hostileRequest{name: "PUT " + target, method: "PUT", target: target, token: writeToken, body: eve, status: http.StatusNotFound})
+		cases = append(cases, hostile{routes: []route{{"DELETE", target}, {"PUT", target}}, header: asJSON, body: eve, status: 404})
 	}
 
-	// The list's query: anything it does not take is 400. Other routes ignore a query.
+	// The list's query: anything it does not take is 400.
 	manyNames := make([]string, 10000)
 	for i := range manyNames {
 		manyNames[i] = fmt.Sprintf("p%d=1", i)
@@ -193,35 +168,55 @@ func hostileRequests() []hostileRequest {
 		"pgae=2", "page=0", "page=01", "page=+1", "per_page=101", "sort=age", "sort=--id", "email=", "page=1&page=1",
 		"%zz", "a;b", "access_token=" + writeToken + ";", strings.Join(manyNames, "&"),
 	} {
-		add(hostileRequest{name: "GET ?" + query, method: "GET", target: "/api/users?" + query, token: writeToken, status: http.StatusBadRequest})
+		cases = append(cases, hostile{routes: []route{{"GET", "/api/users?" + query}}, header: writer, status: 400})
 	}
-	add(hostileRequest{name: "GET a user ?x=1;y", method: "GET", target: "/api/users/1?x=1;y", token: writeToken, status: http.StatusOK})
 
-	// Preconditions: a write whose If-Match fails changes nothing; a missing user is 404 first.
+	// Preconditions: a write whose If-Match fails changes nothing.
 	manyTags := strings.TrimSuffix(strings.Repeat(`"0123456789abcdef", `, 5000), ", ")
 	for _, ifMatch := range []string{`"bogus"`, `W/"bogus"`, `"`, "garbage", manyTags} {
-		for _, method := range []string{"PUT", "PATCH", "DELETE"} {
-			body := map[string]string{"PUT": eve, "PATCH": `{"name":"Eve"}`}[method]
-			add(hostileRequest{name: method + " If-Match " + ifMatch, method: method, target: "/api/users/1", token: writeToken,
-				body: body, header: []string{"If-Match", ifMatch}, status: http.StatusPreconditionFailed})
+		cases = append(cases, hostile{what: fmt.Sprintf("If-Match %.40q", ifMatch), body: eve, status: 412,
+			routes: []route{{"PUT", "/api/users/1"}, {"PATCH", "/api/users/1"}, {"DELETE", "/api/users/1"}},
+			header: http.Header{"Authorization": {"Bearer " + writeToken}, "Content-Type": {"application/json"}, "If-Match": {ifMatch}}})
+	}
+
+	for _, c := range cases {
+		for _, route := range c.routes {
+			t.Run(fmt.Sprintf("%s %.40s %s", route.method, route.target, c.what), func(t *testing.T) {
+				ts := newTestServer(t)
+				for _, name := range []string{"Ann", "Bob", "Cy"} {
+					ts.create(t, name, strings.ToLower(name)+"@example.com")
+				}
+				before := allUsers(t, ts.store)
+				var body io.Reader = strings.NewReader(c.body)
+				if c.breaksOff {
+					body = io.MultiReader(body, iotest.ErrReader(errors.New("connection reset by peer")))
+				}
+				r := httptest.NewRequest(route.method, route.target, body)
+				r.Header = c.header.Clone()
+				switch {
+				case c.length == -1:
+					r.ContentLength, r.TransferEncoding = -1, []string{"chunked"}
+				case c.length != 0:
+					r.ContentLength = c.length
+				}
+
+				w := ts.serve(r)
+
+				if w.Code != c.status {
+					t.Errorf("status %d, want %d; body %.200s", w.Code, c.status, w.Body)
+				}
+				var failure struct{ Error string }
+				if w.Code >= 400 && (w.Header().Get("Content-Type") != "application/json" ||
+					json.Unmarshal(w.Body.Bytes(), &failure) != nil || failure.Error == "") {
+					t.Errorf("a %d without the JSON error body: %.200q", w.Code, w.Body)
+				}
+				if after := allUsers(t, ts.store); !slices.Equal(after, before) {
+					t.Errorf("the store changed:\nbefore %v\nafter  %v", before, after)
+				}
+				if next := ts.create(t, "Dee", "dee@example.com"); next.ID != 4 {
+					t.Errorf("the next create got id %d, want 4: the request used up an id", next.ID)
+				}
+			})
 		}
 	}
-	add(hostileRequest{name: "POST If-None-Match *", method: "POST", target: "/api/users", token: writeToken, body: eve,
-		header: []string{"If-None-Match", "*"}, status: http.StatusPreconditionFailed})
-	add(hostileRequest{name: "DELETE a missing user If-Match *", method: "DELETE", target: "/api/users/9", token: writeToken,
-		header: []string{"If-Match", "*"}, status: http.StatusNotFound})
-
-	// A body on GET, HEAD, DELETE or OPTIONS is ignored, and so are the headers that ask
-	// other servers to take another method.
-	add(hostileRequest{name: "GET the list with a body", method: "GET", target: "/api/users", token: writeToken, body: eve, status: http.StatusOK})
-	add(hostileRequest{name: "GET the list with a chunked 1 MiB + 1", method: "GET", target: "/api/users", token: writeToken, body: padded,
-		status: http.StatusOK, prepare: chunked})
-	add(hostileRequest{name: "HEAD a user with a body", method: "HEAD", target: "/api/users/1", token: writeToken, body: eve, status: http.StatusOK})
-	add(hostileRequest{name: "DELETE a missing user with a body", method: "DELETE", target: "/api/users/9", token: writeToken,
-		body: `{"id":1}`, status: http.StatusNotFound})
-	add(hostileRequest{name: "OPTIONS with a body and a bad token", method: "OPTIONS", target: "/api/users", token: "nope", body: eve,
-		status: http.StatusNoContent})
-	add(hostileRequest{name: "GET with X-HTTP-Method-Override DELETE", method: "GET", target: "/api/users/1", token: writeToken,
-		header: []string{"X-HTTP-Method-Override", "DELETE"}, status: http.StatusOK})
-	return cases
 }
