@@ -13,11 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
 
-// The benchmarks the README and docs/durability.md cite. Run them with
+// The benchmarks bench/README.md and docs/durability.md cite. Run them with
 //
 //	go test -run '^$' -bench . -benchmem
 //
@@ -27,18 +28,20 @@ import (
 
 // BenchmarkGetUser reads 64 users spread over a store of 1,000, in turn.
 func BenchmarkGetUser(b *testing.B) {
-	ts := benchService(b, 1000)
-	var requests []benchRequest
+	var requests []*http.Request
 	for id := 1; id <= 1000; id += 16 {
-		requests = append(requests, benchRequestOf("GET", userPath(int64(id)), readToken, ""))
+		r := httptest.NewRequest("GET", userPath(int64(id)), nil)
+		r.Header.Set("Authorization", "Bearer "+readToken)
+		requests = append(requests, r)
 	}
-	benchRoute(b, ts, http.StatusOK, requests...)
+	benchRoute(b, http.StatusOK, requests...)
 }
 
 // BenchmarkListUsers is the whole list of 1,000 users, built from the store at each request.
 func BenchmarkListUsers(b *testing.B) {
-	ts := benchService(b, 1000)
-	benchRoute(b, ts, http.StatusOK, benchRequestOf("GET", "/api/users", readToken, ""))
+	r := httptest.NewRequest("GET", "/api/users", nil)
+	r.Header.Set("Authorization", "Bearer "+readToken)
+	benchRoute(b, http.StatusOK, r)
 }
 
 // BenchmarkPage is a page of 10 users of 1,000: the first, one in the middle, the last.
@@ -48,8 +51,9 @@ func BenchmarkPage(b *testing.B) {
 		number int
 	}{{"first", 1}, {"middle", 50}, {"last", 100}} {
 		b.Run(page.name, func(b *testing.B) {
-			ts := benchService(b, 1000)
-			benchRoute(b, ts, http.StatusOK, benchRequestOf("GET", fmt.Sprintf("/api/users?page=%d&per_page=10", page.number), readToken, ""))
+			r := httptest.NewRequest("GET", fmt.Sprintf("/api/users?page=%d&per_page=10", page.number), nil)
+			r.Header.Set("Authorization", "Bearer "+readToken)
+			benchRoute(b, http.StatusOK, r)
 		})
 	}
 }
@@ -57,33 +61,39 @@ func BenchmarkPage(b *testing.B) {
 // BenchmarkCreateUser is POST of a new user to a store of 1,000, in memory, each with its own
 // e-mail.
 func BenchmarkCreateUser(b *testing.B) {
-	ts := benchService(b, 1000)
-	requests := make([]benchRequest, b.N)
+	requests := make([]*http.Request, b.N)
 	for i := range requests {
-		requests[i] = benchRequestOf("POST", "/api/users", writeToken, fmt.Sprintf(`{"name":"Load User %d","email":"load%d@bench.test"}`, i, i))
+		body := fmt.Sprintf(`{"name":"Load User %d","email":"load%d@bench.test"}`, i, i)
+		requests[i] = httptest.NewRequest("POST", "/api/users", strings.NewReader(body))
+		requests[i].Header.Set("Authorization", "Bearer "+writeToken)
+		requests[i].Header.Set("Content-Type", "application/json")
 	}
-	benchRoute(b, ts, http.StatusCreated, requests...)
+	benchRoute(b, http.StatusCreated, requests...)
 }
 
 // BenchmarkReplaceUser is PUT of 64 users of a store of 1,000, in turn, each keeping its e-mail.
 func BenchmarkReplaceUser(b *testing.B) {
-	ts := benchService(b, 1000)
-	var requests []benchRequest
+	var requests []*http.Request
 	for n := 1; n <= 1000; n += 16 {
 		body := fmt.Sprintf(`{"name":"Replaced User %d","email":"seed%d@bench.test"}`, n, n)
-		requests = append(requests, benchRequestOf("PUT", userPath(int64(n)), writeToken, body))
+		r := httptest.NewRequest("PUT", userPath(int64(n)), strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+writeToken)
+		r.Header.Set("Content-Type", "application/json")
+		requests = append(requests, r)
 	}
-	benchRoute(b, ts, http.StatusOK, requests...)
+	benchRoute(b, http.StatusOK, requests...)
 }
 
 // BenchmarkPatchUser is PATCH of the name of 64 users of a store of 1,000, in turn.
 func BenchmarkPatchUser(b *testing.B) {
-	ts := benchService(b, 1000)
-	var requests []benchRequest
+	var requests []*http.Request
 	for n := 1; n <= 1000; n += 16 {
-		requests = append(requests, benchRequestOf("PATCH", userPath(int64(n)), writeToken, fmt.Sprintf(`{"name":"Patched User %d"}`, n)))
+		r := httptest.NewRequest("PATCH", userPath(int64(n)), strings.NewReader(fmt.Sprintf(`{"name":"Patched User %d"}`, n)))
+		r.Header.Set("Authorization", "Bearer "+writeToken)
+		r.Header.Set("Content-Type", "application/json")
+		requests = append(requests, r)
 	}
-	benchRoute(b, ts, http.StatusOK, requests...)
+	benchRoute(b, http.StatusOK, requests...)
 }
 
 // BenchmarkDurableWrite is one write of a store kept in a file of 100, 1,000 and 10,000 users:
@@ -101,7 +111,7 @@ func BenchmarkDurableWrite(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				name := "Renamed User " + strconv.Itoa(i)
-				if _, err := s.update(context.Background(), int64(i%n+1), userFields{name: &name}, allowAny); err != nil {
+				if _, err := s.update(context.Background(), int64(i%n+1), userFields{name: &name}, preconditions{}.onUser); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -129,8 +139,9 @@ func BenchmarkOpen10000(b *testing.B) {
 // rewritten under the store's lock (docs/durability.md). ns/op is a read's mean time; p99-ns is
 // the time 99% of the reads took at most.
 func BenchmarkGetUserWhileWriting(b *testing.B) {
-	ts := benchService(b, 0, "-data", writeSeedFile(b, 1000))
-	read := benchRequestOf("GET", userPath(7), readToken, "")
+	ts := newTestServer(b, "-log-format", "text", "-data", writeSeedFile(b, 1000))
+	read := httptest.NewRequest("GET", userPath(7), nil)
+	read.Header.Set("Authorization", "Bearer "+readToken)
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -141,7 +152,7 @@ func BenchmarkGetUserWhileWriting(b *testing.B) {
 			default:
 			}
 			name := "Renamed User " + strconv.Itoa(i)
-			if _, err := ts.store.update(context.Background(), int64(i%1000+1), userFields{name: &name}, allowAny); err != nil {
+			if _, err := ts.store.update(context.Background(), int64(i%1000+1), userFields{name: &name}, preconditions{}.onUser); err != nil {
 				b.Error(err)
 				return
 			}
@@ -152,10 +163,16 @@ func BenchmarkGetUserWhileWriting(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if status := read.send(ts, w); status != http.StatusOK {
-			b.Fatalf("status %d, want 200", status)
-		}
+		clear(w.header)
+		w.status = 0
+		ts.ServeHTTP(w, read.WithContext(read.Context()))
+		ts.log.mu.Lock() // the access log, emptied so that it does not grow with b.N
+		ts.log.buf.Reset()
+		ts.log.mu.Unlock()
 		took[i] = time.Since(start)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d, want 200", w.status)
+		}
 	}
 	b.StopTimer()
 	close(stop)
@@ -164,19 +181,41 @@ func BenchmarkGetUserWhileWriting(b *testing.B) {
 	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns")
 }
 
-// benchService is the service as newTestServer builds it with these flags and the program's
-// default text log, holding n seed users. They are added straight to the store: through POST they
-// would be the same users, only slower to add.
-func benchService(b *testing.B, n int, flags ...string) *testServer {
+// benchRoute sends the requests in turn, b.N in all, to the service as newTestServer builds it
+// with the program's default text log, holding 1,000 seed users added straight to the store
+// (through POST they would be the same users, only slower to add). It fails on any status but
+// want: a fast wrong answer proves nothing. Each send is a shallow copy of its request with the
+// body read afresh, and the access log is emptied after it, so that it does not grow with b.N.
+func benchRoute(b *testing.B, want int, requests ...*http.Request) {
 	b.Helper()
-	ts := newTestServer(b, append([]string{"-log-format", "text"}, flags...)...)
-	for i := 1; i <= n; i++ {
+	ts := newTestServer(b, "-log-format", "text")
+	for i := 1; i <= 1000; i++ {
 		name, email := "Seed User "+strconv.Itoa(i), "seed"+strconv.Itoa(i)+"@bench.test"
 		if _, err := ts.store.create(context.Background(), userFields{name: &name, email: &email}, preconditions{}.onCollection); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return ts
+	bodies := make([][]byte, len(requests))
+	for i, r := range requests {
+		bodies[i], _ = io.ReadAll(r.Body)
+	}
+	w := &benchResponse{header: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := i % len(requests)
+		r := requests[n].WithContext(requests[n].Context())
+		r.Body = io.NopCloser(bytes.NewReader(bodies[n]))
+		clear(w.header)
+		w.status = 0
+		ts.ServeHTTP(w, r)
+		ts.log.mu.Lock()
+		ts.log.buf.Reset()
+		ts.log.mu.Unlock()
+		if w.status != want {
+			b.Fatalf("status %d, want %d", w.status, want)
+		}
+	}
 }
 
 // writeSeedFile writes a data file of n seed users in a temporary folder, as bench/durable.sh
@@ -199,52 +238,8 @@ func writeSeedFile(b *testing.B, n int) string {
 	return path
 }
 
-// benchRoute sends the requests in turn, b.N in all, and fails on any status but want: a fast
-// wrong answer proves nothing.
-func benchRoute(b *testing.B, ts *testServer, want int, requests ...benchRequest) {
-	w := &benchResponse{header: http.Header{}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if status := requests[i%len(requests)].send(ts, w); status != want {
-			b.Fatalf("status %d, want %d", status, want)
-		}
-	}
-}
-
-// A benchRequest is a request to send again and again: each send is a shallow copy of it, with
-// its body read afresh.
-type benchRequest struct {
-	template *http.Request
-	body     []byte
-}
-
-// benchRequestOf is a request with this bearer token and, when body is not "", a JSON body.
-func benchRequestOf(method, target, token, body string) benchRequest {
-	r := httptest.NewRequest(method, target, nil)
-	r.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	return benchRequest{template: r, body: []byte(body)}
-}
-
-// send serves the request once through ts and returns the status. The access log that ts keeps
-// is emptied after each request, so that it does not grow with b.N.
-func (br benchRequest) send(ts *testServer, w *benchResponse) int {
-	r := br.template.WithContext(br.template.Context())
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(br.body)), int64(len(br.body))
-	clear(w.header)
-	w.status = 0
-	ts.ServeHTTP(w, r)
-	ts.log.mu.Lock()
-	ts.log.buf.Reset()
-	ts.log.mu.Unlock()
-	return w.status
-}
-
 // benchResponse is the cheapest ResponseWriter that still behaves as one: a header, a status, and
-// a body that is dropped. httptest.ResponseRecorder would copy every body.
+// a body that is dropped. httptest.ResponseRecorder would copy every body and its header.
 type benchResponse struct {
 	header http.Header
 	status int

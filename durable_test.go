@@ -7,13 +7,18 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
+
+// writeDurably (durable.go) on the real file system. Each test passes the check before the rename
+// that lets every write go ahead, goAhead, unless it is the check that says no.
 
 // writeDurably puts the new bytes in place of the old ones, whole, leaves no temporary file, and
 // the file it leaves is for its owner alone, whatever the old one's mode: it holds e-mail
 // addresses (docs/durability.md, "How a write is made durable").
 func TestWriteDurablyReplacesTheFile(t *testing.T) {
+	goAhead := func(os.FileInfo) error { return nil }
 	for _, tc := range []struct {
 		name string
 		old  []byte // nil for no file
@@ -31,23 +36,33 @@ func TestWriteDurablyReplacesTheFile(t *testing.T) {
 			if err := writeDurably(path, []byte("new\n"), goAhead); err != nil {
 				t.Fatal(err)
 			}
-			wantFile(t, path, "new\n")
-			wantNoFile(t, path+".tmp")
+			if data, err := os.ReadFile(path); err != nil || string(data) != "new\n" {
+				t.Errorf("the file holds %q (%v), want %q", data, err, "new\n")
+			}
+			if info, err := os.Stat(path); err != nil || runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 { // Windows has no such bits
+				t.Errorf("the file's mode is %v (%v), want -rw-------", info.Mode(), err)
+			}
+			if _, err := os.Lstat(path + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the temporary file is still there (%v)", err)
+			}
 		})
 	}
 }
 
 // A write that fails at any step leaves the old file whole, and removes the temporary file it
-// made. Each step is made to fail on the real file system.
+// made: the folder is as it was. Each step is made to fail on the real file system.
 func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
+	goAhead := func(os.FileInfo) error { return nil }
 	tests := []struct {
 		name         string
 		obstruct     func(t *testing.T, path, temporary string)
 		beforeRename func(written os.FileInfo) error
-		madeTemp     bool // the write made the temporary file before it failed
+		madeTemp     bool // the write made (or opened) the temporary file before it failed
 	}{
 		{"the temporary file cannot be created", func(t *testing.T, path, temporary string) {
-			mkdir(t, temporary) // a folder where the temporary file must go
+			if err := os.Mkdir(temporary, 0o700); err != nil { // a folder where the temporary file must go
+				t.Fatal(err)
+			}
 		}, goAhead, false},
 		{"the disk is full", func(t *testing.T, path, temporary string) {
 			// /dev/full takes no byte: every write to it fails with ENOSPC, as on a full disk.
@@ -63,8 +78,7 @@ func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 			if err := os.Remove(path); err != nil {
 				t.Fatal(err)
 			}
-			mkdir(t, path)
-			if err := os.WriteFile(filepath.Join(path, "old"), []byte("old"), 0o600); err != nil {
+			if err := os.MkdirAll(filepath.Join(path, "old"), 0o700); err != nil {
 				t.Fatal(err)
 			}
 		}, goAhead, true},
@@ -79,28 +93,45 @@ func TestWriteDurablyFailureKeepsTheOldFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.obstruct(t, path, temporary)
-			old := snapshot(t, folder)
+			// snapshot is every name under the folder, with what it holds: "" for a folder or a link.
+			snapshot := func() map[string]string {
+				files := map[string]string{}
+				err := filepath.WalkDir(folder, func(name string, entry fs.DirEntry, err error) error {
+					if err != nil || name == folder {
+						return err
+					}
+					files[name] = ""
+					if entry.Type().IsRegular() { // a link is not followed: it may name /dev/full
+						data, err := os.ReadFile(name)
+						files[name] = string(data)
+						return err
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return files
+			}
+			before := snapshot()
 
 			if err := writeDurably(path, []byte("new"), tc.beforeRename); err == nil {
 				t.Fatal("the write succeeded")
 			}
 			if tc.madeTemp {
-				wantNoFile(t, temporary)
-				delete(old, "users.json.tmp")
+				delete(before, temporary)
 			}
-			if now := snapshot(t, folder); !maps.Equal(now, old) {
-				t.Errorf("the folder holds %q, want %q, as before the write", now, old)
+			if now := snapshot(); !maps.Equal(now, before) {
+				t.Errorf("the folder holds %q, want %q, as before the write", now, before)
 			}
 		})
 	}
 }
 
-// goAhead is a check before the rename that lets every write go ahead.
-func goAhead(os.FileInfo) error { return nil }
-
 // A reader of the file, another program or a person, sees the old document or the new one whole,
 // never a part of one: the new one is renamed over the old (rename(2) is atomic).
 func TestAReaderSeesTheOldFileOrTheNew(t *testing.T) {
+	goAhead := func(os.FileInfo) error { return nil }
 	path := filepath.Join(t.TempDir(), "users.json")
 	versions := [][]byte{bytes.Repeat([]byte("a"), 64<<10), bytes.Repeat([]byte("b"), 64<<10)}
 	if err := writeDurably(path, versions[0], goAhead); err != nil {
@@ -127,45 +158,5 @@ func TestAReaderSeesTheOldFileOrTheNew(t *testing.T) {
 			return
 		default:
 		}
-	}
-}
-
-// snapshot returns every file under folder, by its path from there, with what it holds: "" for a
-// folder.
-func snapshot(t *testing.T, folder string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(folder, func(path string, entry fs.DirEntry, err error) error {
-		if err != nil || path == folder {
-			return err
-		}
-		name, _ := filepath.Rel(folder, path)
-		files[name] = ""
-		if entry.Type().IsRegular() {
-			data, err := os.ReadFile(path)
-			files[name] = string(data)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
-// wantNoFile fails the test if there is anything at path, a symbolic link included.
-func wantNoFile(t *testing.T, path string) {
-	t.Helper()
-	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s is still there (%v)", filepath.Base(path), err)
-	}
-}
-
-// mkdir makes a folder at path.
-func mkdir(t *testing.T, path string) {
-	t.Helper()
-	if err := os.Mkdir(path, 0o700); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -5,72 +5,63 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 )
 
-// The store's rules, tested on the store itself. Its errors become statuses in one place,
-// errorFor (respond.go): errNotFound is 404, errEmailTaken and errNoIDLeft are 409, and an error
-// of the file is 500.
+// The store's own rules, tested on a store in memory (newUserStore) through its methods. Its
+// errors become statuses in one place, errorFor (respond.go): errNotFound is 404, errEmailTaken
+// and errNoIDLeft are 409. What the store does with a data file is in datafile_test.go.
+//
+// A write takes the caller's check of its preconditions; preconditions{}.onCollection and
+// preconditions{}.onUser are the checks of a request that sent none: they let every write go.
 
-// Ids start at 1 and grow by one, and an id is never given again, not even after its user is
-// deleted (docs/api.md, "Routes").
+// Ids start at 1 and grow by one, and an id is never given again: not after its user is deleted,
+// nor by a create that was refused (docs/api.md, "Routes").
 func TestStoreGivesEachIDOnce(t *testing.T) {
-	s := newUserStore()
-	for want := int64(1); want <= 3; want++ {
-		if u := mustCreate(t, s, "User", fmt.Sprintf("user%d@example.com", want)); u.ID != want {
-			t.Fatalf("user %d got the id %d", want, u.ID)
+	ctx, s := context.Background(), newUserStore()
+	create := func(name, email string) (user, error) {
+		return s.create(ctx, userFields{name: &name, email: &email}, preconditions{}.onCollection)
+	}
+	for want, email := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} {
+		if u, err := create("User", email); err != nil || u.ID != int64(want+1) {
+			t.Fatalf("creating %s: id %d (%v), want %d", email, u.ID, err, want+1)
 		}
 	}
-	if err := s.delete(context.Background(), 3, allowAny); err != nil {
+	if err := s.delete(ctx, 3, preconditions{}.onUser); err != nil {
 		t.Fatal(err)
 	}
-	if u := mustCreate(t, s, "Dee", "dee@example.com"); u.ID != 4 {
-		t.Errorf("after user 3 was deleted the next user got the id %d, want 4", u.ID)
+	if _, err := create("Annie", "ANN@example.com"); !errors.Is(err, errEmailTaken) {
+		t.Fatalf("a create with Ann's e-mail: %v, want %v", err, errEmailTaken)
 	}
-}
-
-// Ids may be any positive int64. Once 2^63-1 has been given no id is left: a create is
-// errNoIDLeft, and the file keeps next_id at 2^63.
-func TestStoreGivesTheLastIDOnce(t *testing.T) {
-	path := dataPath(t)
-	writeDataFile(t, path, `{"next_id": 9223372036854775807, "users": []}`)
-	s, _ := openStoreAt(t, path)
-
-	if last := mustCreate(t, s, "Ann", "ann@example.com"); last.ID != math.MaxInt64 {
-		t.Fatalf("the user got the id %d, want 2^63-1", last.ID)
-	}
-	if _, err := s.create(context.Background(), fieldsOf("Bob", "bob@example.com"), preconditions{}.onCollection); !errors.Is(err, errNoIDLeft) {
-		t.Errorf("a create once every id was given: %v, want %v", err, errNoIDLeft)
-	}
-	if users := allUsers(t, s); len(users) != 1 {
-		t.Errorf("the store holds %v, want Ann alone", users)
-	}
-	if contents := parseFileAt(t, path); contents.lastID != math.MaxInt64 {
-		t.Errorf("the file's next_id is %d+1, want 2^63", contents.lastID)
+	if dee, err := create("Dee", "dee@example.com"); err != nil || dee.ID != 4 {
+		t.Errorf("after user 3 was deleted and a create refused, the next user got the id %d (%v), want 4", dee.ID, err)
 	}
 }
 
 // A user that does not exist is errNotFound, before the caller's check is asked: preconditions are
 // judged only against a target that exists (RFC 9110 §13.2.1).
 func TestStoreMissingUserIsNotFound(t *testing.T) {
-	s := newUserStore()
-	ann := mustCreate(t, s, "Ann", "ann@example.com")
+	ctx, s := context.Background(), newUserStore()
+	name, email := "Ann", "ann@example.com"
+	ann, err := s.create(ctx, userFields{name: &name, email: &email}, preconditions{}.onCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
 	notAsked := func(user) error {
 		t.Error("the check was asked about a user that does not exist")
 		return nil
 	}
-	if _, err := s.get(context.Background(), 2); !errors.Is(err, errNotFound) {
+	if _, err := s.get(ctx, 2); !errors.Is(err, errNotFound) {
 		t.Errorf("get: %v, want %v", err, errNotFound)
 	}
-	if _, err := s.update(context.Background(), 2, fieldsOf("Bob", "bob@example.com"), notAsked); !errors.Is(err, errNotFound) {
+	if _, err := s.update(ctx, 2, userFields{name: &name}, notAsked); !errors.Is(err, errNotFound) {
 		t.Errorf("update: %v, want %v", err, errNotFound)
 	}
-	if err := s.delete(context.Background(), 2, notAsked); !errors.Is(err, errNotFound) {
+	if err := s.delete(ctx, 2, notAsked); !errors.Is(err, errNotFound) {
 		t.Errorf("delete: %v, want %v", err, errNotFound)
 	}
 	if users := allUsers(t, s); !slices.Equal(users, []user{ann}) {
@@ -81,43 +72,48 @@ func TestStoreMissingUserIsNotFound(t *testing.T) {
 // No two users have the same e-mail, whatever its case (docs/api.md, "Request bodies"), and an
 // e-mail is free again once its user changed it or was deleted. A refused write changes nothing.
 func TestStoreEmailIsUniqueInAnyCase(t *testing.T) {
+	ctx := context.Background()
+	fields := func(name, email string) userFields { return userFields{name: &name, email: &email} }
 	tests := []struct {
 		name  string
 		write func(s *userStore) error
 		want  error
 	}{
 		{"a create with another user's e-mail", func(s *userStore) error {
-			_, err := s.create(context.Background(), fieldsOf("Bobby", "BOB@example.com"), preconditions{}.onCollection)
+			_, err := s.create(ctx, fields("Bobby", "BOB@example.com"), preconditions{}.onCollection)
 			return err
 		}, errEmailTaken},
 		{"an update to another user's e-mail", func(s *userStore) error {
-			_, err := s.update(context.Background(), 1, fieldsOf("Ann", "Bob@Example.COM"), allowAny)
+			_, err := s.update(ctx, 1, fields("Ann", "Bob@Example.COM"), preconditions{}.onUser)
 			return err
 		}, errEmailTaken},
 		{"a user keeps its own e-mail in another case", func(s *userStore) error {
-			_, err := s.update(context.Background(), 2, fieldsOf("Bob", "BOB@EXAMPLE.COM"), allowAny)
+			_, err := s.update(ctx, 2, fields("Bob", "BOB@EXAMPLE.COM"), preconditions{}.onUser)
 			return err
 		}, nil},
 		{"an e-mail its user changed is free", func(s *userStore) error {
-			if _, err := s.update(context.Background(), 2, fieldsOf("Bob", "robert@example.com"), allowAny); err != nil {
+			if _, err := s.update(ctx, 2, fields("Bob", "robert@example.com"), preconditions{}.onUser); err != nil {
 				return err
 			}
-			_, err := s.create(context.Background(), fieldsOf("Bobby", "bob@example.com"), preconditions{}.onCollection)
+			_, err := s.create(ctx, fields("Bobby", "bob@example.com"), preconditions{}.onCollection)
 			return err
 		}, nil},
 		{"an e-mail its user took away is free", func(s *userStore) error {
-			if err := s.delete(context.Background(), 2, allowAny); err != nil {
+			if err := s.delete(ctx, 2, preconditions{}.onUser); err != nil {
 				return err
 			}
-			_, err := s.create(context.Background(), fieldsOf("Bobby", "bob@example.com"), preconditions{}.onCollection)
+			_, err := s.create(ctx, fields("Bobby", "bob@example.com"), preconditions{}.onCollection)
 			return err
 		}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newUserStore()
-			mustCreate(t, s, "Ann", "ann@example.com")
-			mustCreate(t, s, "Bob", "bob@example.com")
+			for _, u := range []userFields{fields("Ann", "ann@example.com"), fields("Bob", "bob@example.com")} {
+				if _, err := s.create(ctx, u, preconditions{}.onCollection); err != nil {
+					t.Fatal(err)
+				}
+			}
 			before := allUsers(t, s)
 
 			err := tc.write(s)
@@ -131,60 +127,59 @@ func TestStoreEmailIsUniqueInAnyCase(t *testing.T) {
 	}
 }
 
-// A write asks the caller's check (a request's preconditions, conditional.go) while it holds the
-// store's lock for writing, about the users as they are then, so no other write comes between the
-// check and the write it guards (docs/api.md, "Conditional requests"). createIf's check sees the
-// whole collection in id order. A refusal changes nothing and comes before errEmailTaken: 412
-// before 409 (docs/api.md, "The order of the checks").
-func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
+// A write asks the caller's check (a request's preconditions, conditional.go) about the users as
+// they are when the write is made: create about the whole collection in id order, update and
+// delete about the user as it is now. A refusal changes nothing and comes before errEmailTaken:
+// 412 before 409 (docs/api.md, "The order of the checks").
+func TestStoreAsksTheCheckAboutTheUsersAsTheyAre(t *testing.T) {
+	ctx := context.Background()
 	refused := errors.New("refused by the check")
+	name, taken := "Bobby", "USER2@example.com" // each write would also take user 2's e-mail
+	fields := userFields{name: &name, email: &taken}
 	tests := []struct {
 		name  string
 		write func(s *userStore, check func(seen any) error) error
 		want  func(users []user) any // what the check must see, from the users as they are
 	}{
-		{"createIf sees every user in id order", func(s *userStore, check func(any) error) error {
-			_, err := s.create(context.Background(), fieldsOf("Bobby", "USER2@example.com"), func(collection func() ([]user, error)) error { users, _ := collection(); return check(users) })
+		{"create sees every user in id order", func(s *userStore, check func(any) error) error {
+			_, err := s.create(ctx, fields, func(collection func() ([]user, error)) error {
+				users, _ := collection()
+				return check(users)
+			})
 			return err
 		}, func(users []user) any { return users }},
 		{"update sees the user as it is now", func(s *userStore, check func(any) error) error {
-			_, err := s.update(context.Background(), 1, fieldsOf("Ann", "USER2@example.com"), func(current user) error { return check(current) })
+			_, err := s.update(ctx, 1, fields, func(current user) error { return check(current) })
 			return err
 		}, func(users []user) any { return users[0] }},
 		{"delete sees the user as it is now", func(s *userStore, check func(any) error) error {
-			return s.delete(context.Background(), 1, func(current user) error { return check(current) })
+			return s.delete(ctx, 1, func(current user) error { return check(current) })
 		}, func(users []user) any { return users[0] }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newUserStore()
 			for i := 1; i <= 20; i++ {
-				mustCreate(t, s, "User", fmt.Sprintf("user%d@example.com", i))
-			}
-			for _, id := range []int64{4, 9, 13} {
-				if err := s.delete(context.Background(), id, allowAny); err != nil {
+				name, email := "User", fmt.Sprintf("user%d@example.com", i)
+				if _, err := s.create(ctx, userFields{name: &name, email: &email}, preconditions{}.onCollection); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := s.update(context.Background(), 1, fieldsOf("Ann Lee", "user1@example.com"), allowAny); err != nil {
+			for _, id := range []int64{4, 9, 13} { // the collection has gaps: it is not rebuilt from ids
+				if err := s.delete(ctx, id, preconditions{}.onUser); err != nil {
+					t.Fatal(err)
+				}
+			}
+			renamed := "Ann Lee"
+			if _, err := s.update(ctx, 1, userFields{name: &renamed}, preconditions{}.onUser); err != nil {
 				t.Fatal(err)
 			}
 			before := allUsers(t, s)
 
 			var seen any
-			var locked bool
-			err := tc.write(s, func(got any) error {
-				seen = got
-				if locked = !s.mu.TryRLock(); !locked {
-					s.mu.RUnlock()
-				}
-				return refused
-			})
+			err := tc.write(s, func(got any) error { seen = got; return refused })
 			if !errors.Is(err, refused) {
 				t.Errorf("the write returned %v, want the check's refusal", err)
-			}
-			if !locked {
-				t.Error("the check ran while the store was not locked for writing")
 			}
 			if want := tc.want(before); !reflect.DeepEqual(seen, want) {
 				t.Errorf("the check saw\n  %v\nwant\n  %v", seen, want)
@@ -196,41 +191,90 @@ func TestStoreAsksTheCheckUnderItsWriteLock(t *testing.T) {
 	}
 }
 
-// Once the store is closed (the server has stopped, and another may lock the file), every write is
-// refused with errClosed, and the file stays as it was; reads go on.
+// The check and the write it guards are one step, under the store's lock: no other write comes
+// between them. Of many writes at once that each go ahead only if the user is still as they read
+// it, exactly one goes ahead, however they interleave: what keeps If-Match from losing an update
+// (RFC 9110 §13.1.1; conditional_test.go shows it through the API, with ETags).
+func TestStoreJudgesAndMakesAWriteInOneStep(t *testing.T) {
+	ctx, s := context.Background(), newUserStore()
+	name, email := "Ann", "ann@example.com"
+	read, err := s.create(ctx, userFields{name: &name, email: &email}, preconditions{}.onCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := errors.New("Ann changed since she was read")
+	const writers = 16
+	results := make(chan error, writers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("Ann %d", i)
+			<-start // all at once
+			_, err := s.update(ctx, 1, userFields{name: &name}, func(current user) error {
+				runtime.Gosched() // the other writers run meanwhile, as far as the store lets them
+				if current != read {
+					return changed
+				}
+				return nil
+			})
+			results <- err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(results)
+	counts := map[error]int{}
+	for err := range results {
+		counts[err]++
+	}
+	if counts[nil] != 1 || counts[changed] != writers-1 {
+		t.Errorf("%d writes went ahead and %d were refused, want 1 and %d", counts[nil], counts[changed], writers-1)
+	}
+}
+
+// Once the store is closed (the server has stopped, and another may lock its data file), every
+// write is refused with errClosed and changes nothing; reads go on. A second close does nothing.
 func TestStoreClosedRefusesWrites(t *testing.T) {
-	path := dataPath(t)
-	s, _ := openStoreAt(t, path)
-	ann := mustCreate(t, s, "Ann", "ann@example.com")
-	before := fileText(t, path)
+	ctx, s := context.Background(), newUserStore()
+	name, email := "Ann", "ann@example.com"
+	ann, err := s.create(ctx, userFields{name: &name, email: &email}, preconditions{}.onCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.close()
-	keep := func(user) error { return nil }
-	if _, err := s.create(context.Background(), fieldsOf("Bob", "bob@example.com"), preconditions{}.onCollection); err != errClosed {
+	other := "bob@example.com"
+	if _, err := s.create(ctx, userFields{name: &name, email: &other}, preconditions{}.onCollection); err != errClosed {
 		t.Errorf("create after close: %v, want errClosed", err)
 	}
-	if _, err := s.update(context.Background(), ann.ID, fieldsOf("Ann Lee", "ann@example.com"), keep); err != errClosed {
+	if _, err := s.update(ctx, ann.ID, userFields{email: &other}, preconditions{}.onUser); err != errClosed {
 		t.Errorf("update after close: %v, want errClosed", err)
 	}
-	if err := s.delete(context.Background(), ann.ID, keep); err != errClosed {
+	if err := s.delete(ctx, ann.ID, preconditions{}.onUser); err != errClosed {
 		t.Errorf("delete after close: %v, want errClosed", err)
 	}
-	if after := fileText(t, path); after != before {
-		t.Errorf("the file changed after close:\n%s", after)
+	if got, err := s.get(ctx, ann.ID); err != nil || got != ann {
+		t.Errorf("get after close: %v (%v), want Ann", got, err)
 	}
+	s.close()
 	if users := allUsers(t, s); !slices.Equal(users, []user{ann}) {
 		t.Errorf("the users are %v, want Ann", users)
 	}
-	s.close() // a second close does nothing
 }
 
 // list returns every user in id order, as a copy: a handler filters, sorts and encodes it without
 // the store's lock (docs/api.md, "Listing"), and nothing it does to the copy reaches the store.
 func TestStoreListIsACopyInIDOrder(t *testing.T) {
-	s := newUserStore()
+	ctx, s := context.Background(), newUserStore()
 	for i := 1; i <= 20; i++ {
-		mustCreate(t, s, "User", fmt.Sprintf("user%d@example.com", i))
+		name, email := "User", fmt.Sprintf("user%d@example.com", i)
+		if _, err := s.create(ctx, userFields{name: &name, email: &email}, preconditions{}.onCollection); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.delete(context.Background(), 7, allowAny); err != nil {
+	if err := s.delete(ctx, 7, preconditions{}.onUser); err != nil {
 		t.Fatal(err)
 	}
 	users := allUsers(t, s)
@@ -243,98 +287,3 @@ func TestStoreListIsACopyInIDOrder(t *testing.T) {
 		t.Errorf("a change to the copy reached the store: the first user is %v", again[0])
 	}
 }
-
-// A write the disk refuses changes nothing in memory, the e-mail index included, and leaves the
-// file as it was; once the disk works again, the same write goes through. Here the write fails
-// because a folder stands where its temporary file must go.
-func TestStoreFailedWriteChangesNothing(t *testing.T) {
-	tests := []struct {
-		name  string
-		write func(s *userStore) error
-	}{
-		{"create", func(s *userStore) error {
-			carol, err := s.create(context.Background(), fieldsOf("Carol", "carol@example.com"), preconditions{}.onCollection)
-			if err == nil && carol.ID != 3 {
-				return fmt.Errorf("Carol got the id %d, want 3: the failed create gave no id", carol.ID)
-			}
-			return err
-		}},
-		{"update", func(s *userStore) error {
-			_, err := s.update(context.Background(), 1, fieldsOf("Ann", "ann@example.org"), allowAny)
-			return err
-		}},
-		{"delete", func(s *userStore) error { return s.delete(context.Background(), 1, allowAny) }},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := dataPath(t)
-			s, _ := openStoreAt(t, path)
-			mustCreate(t, s, "Ann", "ann@example.com")
-			mustCreate(t, s, "Bob", "bob@example.com")
-			before, file := allUsers(t, s), fileText(t, path)
-			if err := os.Mkdir(path+".tmp", 0o700); err != nil {
-				t.Fatal(err)
-			}
-
-			if err := tc.write(s); err == nil {
-				t.Fatal("the write succeeded on a disk that fails")
-			}
-			if users := allUsers(t, s); !slices.Equal(users, before) {
-				t.Errorf("memory holds %v, want %v, as before the failed write", users, before)
-			}
-			if _, err := s.create(context.Background(), fieldsOf("Annie", "ANN@example.com"), preconditions{}.onCollection); !errors.Is(err, errEmailTaken) {
-				t.Errorf("Ann's e-mail after the failed write: %v, want it still taken", err)
-			}
-			if got := fileText(t, path); got != file {
-				t.Errorf("the file holds\n%s\nwant it as it was\n%s", got, file)
-			}
-
-			if err := os.Remove(path + ".tmp"); err != nil {
-				t.Fatal(err)
-			}
-			if err := tc.write(s); err != nil {
-				t.Fatalf("the write once the disk works again: %v", err)
-			}
-			if contents := parseFileAt(t, path); !slices.Equal(contents.users, allUsers(t, s)) {
-				t.Errorf("the file holds %v, memory %v", contents.users, allUsers(t, s))
-			}
-		})
-	}
-}
-
-// Writes take turns, and each rewrites the file from memory as it then is: however many clients
-// write at once, the file holds every write that was acknowledged (docs/durability.md).
-func TestConcurrentWritesAllReachTheFile(t *testing.T) {
-	path := dataPath(t)
-	s, _ := openStoreAt(t, path)
-	var wg sync.WaitGroup
-	for i := 1; i <= 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := s.create(context.Background(), fieldsOf("User", fmt.Sprintf("user%d@example.com", i)), preconditions{}.onCollection); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if contents := parseFileAt(t, path); len(contents.users) != 8 || !slices.Equal(contents.users, allUsers(t, s)) {
-		t.Errorf("the file holds %v, want the 8 users in memory: %v", contents.users, allUsers(t, s))
-	}
-}
-
-// mustCreate adds a user to s, failing the test if it cannot (the data file's tests use it too).
-func mustCreate(t testing.TB, s *userStore, name, email string) user {
-	t.Helper()
-	created, err := s.create(context.Background(), fieldsOf(name, email), preconditions{}.onCollection)
-	if err != nil {
-		t.Fatalf("creating %s: %v", email, err)
-	}
-	return created
-}
-
-// fieldsOf are the fields of a whole user, as a PUT sets them.
-func fieldsOf(name, email string) userFields { return userFields{name: &name, email: &email} }
-
-// allowAny is the check of a write with no precondition.
-func allowAny(user) error { return nil }
