@@ -301,7 +301,8 @@ func (s *userStore) watch(ctx context.Context) {
 	}
 }
 
-// loadSettledSave is the ticker's look: it loads a person's save seen at the previous look too.
+// loadSettledSave is the ticker's look: it loads a person's save once the look before saw the
+// same save.
 func (s *userStore) loadSettledSave() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -390,8 +391,9 @@ func (f *dataFile) remindRefusal() {
 }
 
 // compare returns the ids of the users that loading users would add, change and remove, each in
-// id order. The caller holds mu.
+// id order, and empty rather than nil, for the log. The caller holds mu.
 func (s *userStore) compare(users []user) (added, changed, removed []int64) {
+	added, changed, removed = []int64{}, []int64{}, []int64{}
 	kept := map[int64]bool{}
 	for _, u := range users {
 		before, ok := s.users[u.ID]
