@@ -215,7 +215,7 @@ func checkDocument(doc fileDocument) (fileContents, error) {
 			return fileContents{}, fmt.Errorf("two users have the id %d", u.ID)
 		}
 		if other, ok := byKey[u.uniqueKey()]; ok {
-			return fileContents{}, fmt.Errorf("the users %d and %d have the same email, %q (compared in any case)", other.ID, u.ID, u.Email)
+			return fileContents{}, fmt.Errorf("the users %d and %d clash: %w (compared in any case)", other.ID, u.ID, errEmailTaken)
 		}
 		byID[u.ID], byKey[u.uniqueKey()] = true, u
 		largest = max(largest, u.ID)

@@ -108,7 +108,7 @@ func TestParseDataFileSaysWhatToFix(t *testing.T) {
 		{"an id shared", `{"users": [{"id": 4, "name": "Ann", "email": "ann@example.com"}, {"id": 4, "name": "Bob", "email": "bob@example.com"}]}`,
 			"two users have the id 4"},
 		{"an e-mail shared in another case", `{"users": [{"id": 1, "name": "Ann", "email": "ann@example.com"}, {"id": 2, "name": "Annie", "email": "ANN@example.com"}]}`,
-			`the users 1 and 2 have the same email, "ANN@example.com"`},
+			"the users 1 and 2 clash: email taken"},
 		{"next_id not larger than every id", `{"next_id": 5, "users": [{"id": 5, "name": "Ann", "email": "ann@example.com"}]}`,
 			"next_id is 5, not above every id (the largest is 5)"},
 		{"next_id beyond 2^63", `{"next_id": 9223372036854775809, "users": []}`,

@@ -335,21 +335,14 @@ func newLogger(format string, out io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(out, nil))
 }
 
-// addSampleUsers adds 12 users for demos (-sample-data) to a store that never had a user, writing
-// as the API does.
+// addSampleUsers adds the sample users (user.go) for demos (-sample-data) to a store that never
+// had a user, writing as the API does.
 func addSampleUsers(ctx context.Context, store *userStore) error {
 	if never, err := store.neverHadUsers(ctx); err != nil || !never {
 		return err
 	}
-	for _, u := range []user{
-		{Name: "Ada Lovelace", Email: "ada@example.com"}, {Name: "Alan Turing", Email: "alan@example.com"},
-		{Name: "Grace Hopper", Email: "grace@example.com"}, {Name: "Edsger Dijkstra", Email: "edsger@example.com"},
-		{Name: "Barbara Liskov", Email: "barbara@example.com"}, {Name: "Donald Knuth", Email: "don@example.com"},
-		{Name: "Margaret Hamilton", Email: "margaret@example.com"}, {Name: "Ken Thompson", Email: "ken@example.com"},
-		{Name: "Radia Perlman", Email: "radia@example.com"}, {Name: "Dennis Ritchie", Email: "dennis@example.com"},
-		{Name: "Frances Allen", Email: "frances@example.com"}, {Name: "John Backus", Email: "john@example.com"},
-	} {
-		if _, err := store.create(ctx, userFields{name: &u.Name, email: &u.Email}, preconditions{}.onCollection); err != nil {
+	for _, fields := range sampleUsers() {
+		if _, err := store.create(ctx, fields, preconditions{}.onCollection); err != nil {
 			return fmt.Errorf("adding sample users: %w", err)
 		}
 	}

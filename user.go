@@ -201,6 +201,22 @@ func checkEmail(email string) (trimmed, problem string) {
 	return email, ""
 }
 
+// sampleUsers are the fields of the users -sample-data adds to a store that never had one.
+func sampleUsers() []userFields {
+	var samples []userFields
+	for _, sample := range [][2]string{
+		{"Ada Lovelace", "ada@example.com"}, {"Alan Turing", "alan@example.com"},
+		{"Grace Hopper", "grace@example.com"}, {"Edsger Dijkstra", "edsger@example.com"},
+		{"Barbara Liskov", "barbara@example.com"}, {"Donald Knuth", "don@example.com"},
+		{"Margaret Hamilton", "margaret@example.com"}, {"Ken Thompson", "ken@example.com"},
+		{"Radia Perlman", "radia@example.com"}, {"Dennis Ritchie", "dennis@example.com"},
+		{"Frances Allen", "frances@example.com"}, {"John Backus", "john@example.com"},
+	} {
+		samples = append(samples, userFields{name: &sample[0], email: &sample[1]})
+	}
+	return samples
+}
+
 // sortByID sorts users in ascending id order: the order of the list and of the data file.
 func sortByID(users []user) {
 	slices.SortFunc(users, func(a, b user) int { return cmp.Compare(a.ID, b.ID) })
