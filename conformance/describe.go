@@ -241,6 +241,7 @@ func (o openAPI) requiredOf(operation any) []string {
 	return o.required(o.resolve(o.jsonContent(operation)["schema"]))
 }
 
+// required returns the required properties of a schema, in its order.
 func (o openAPI) required(schema map[string]any) []string {
 	var names []string
 	list, _ := schema["required"].([]any)

@@ -45,6 +45,7 @@ func TestDescribeDraftsADescriptionFromOpenAPI(t *testing.T) {
 		"describe: replace: the request's example dune\n",
 		"describe: invalid: the create body without title, which the schema requires\n",
 		"describe: GET /api/books takes the query parameters page, q: declare those",
+		"describe: unique, error, cors and conditional_post are not in an OpenAPI document",
 	} {
 		if !strings.Contains(stderr, note) {
 			t.Errorf("no %q in\n%s", note, stderr)

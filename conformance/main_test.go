@@ -102,6 +102,8 @@ func TestExitStatusSaysHowTheRunWent(t *testing.T) {
 	os.WriteFile(broken, []byte(`{"collection": "/things", "create": {"note": "x"}}`), 0o600)
 	unknownInBaseline := filepath.Join(t.TempDir(), "baseline")
 	os.WriteFile(unknownInBaseline, []byte("auth/401-www-authenticate\nauth/no-such-rule\n"), 0o600)
+	passingInBaseline := filepath.Join(t.TempDir(), "baseline")
+	os.WriteFile(passingInBaseline, []byte("reachable/list-200\n"), 0o600)
 	knownInBaseline := filepath.Join(t.TempDir(), "baseline")
 	os.WriteFile(knownInBaseline, []byte("# not yet\nauth/401-www-authenticate\n"), 0o600)
 	for _, tt := range []struct {
@@ -114,6 +116,8 @@ func TestExitStatusSaysHowTheRunWent(t *testing.T) {
 		{"no rule fails", withToken, []string{"-url", url, "-run", "^reachable/list-200$"}, 0, "1 passed, 0 failed, 0 skipped"},
 		{"a rule fails", withToken, []string{"-url", url, threeRules}, 1, "1 passed, 1 failed, 1 skipped"},
 		{"the failure is known", withToken, []string{"-url", url, threeRules, "-baseline", knownInBaseline}, 0, "1 of the failures are known"},
+		{"a known failure passes", withToken, []string{"-url", url, "-run", "^reachable/list-200$", "-baseline", passingInBaseline}, 0,
+			"In the baseline but passing now, so it can lose them: reachable/list-200."},
 		{"-h", nil, []string{"-h"}, 0, "Usage: conformance -url URL"},
 		{"no -url", withToken, nil, 2, "-url is required"},
 		{"an unknown flag", withToken, []string{"-url", url, "-token", "x"}, 2, "flag provided but not defined: -token"},

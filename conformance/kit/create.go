@@ -18,7 +18,8 @@ func createRules() []Rule {
 			Requirement: "The answer to a create is the new item: an id, a number or a string, and each member with the value sent.",
 			check: func(c *Client) error {
 				body := c.fill(c.run.desc.Create)
-				return c.post(body).isItemWith("", body)
+				_, err := c.post(body).itemHolding(body)
+				return err
 			},
 		},
 		{

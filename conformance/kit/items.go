@@ -68,6 +68,7 @@ func (x *reply) decodeItem() (item, error) {
 // itemPath is the path of an item: the collection's, then its id.
 func (c *Client) itemPath(id string) string { return c.collection() + "/" + url.PathEscape(id) }
 
+// collection is the path of the collection, as the description names it.
 func (c *Client) collection() string { return c.run.desc.Collection }
 
 // fill returns a body of the description with its placeholders filled: {tag} by the rule's tag,
@@ -77,6 +78,7 @@ func (c *Client) fill(b Body) Body {
 	return Body(filled.(map[string]any))
 }
 
+// fillValue returns a copy of a JSON value with the placeholders filled in each of its strings.
 func fillValue(value any, placeholders *strings.Replacer) any {
 	switch v := value.(type) {
 	case string:
@@ -163,25 +165,26 @@ func (it item) holdsMembers(b Body) string {
 	return ""
 }
 
-// isItemWith checks that the answer is the item id (any id when id is ""), holding each member of b
-// with b's value.
-func (x *reply) isItemWith(id string, b Body) error {
+// itemHolding checks that the answer is an item holding each member of b with b's value, and
+// returns it.
+func (x *reply) itemHolding(b Body) (item, error) {
 	it, err := x.decodeItem()
 	if err != nil {
-		return err
+		return item{}, err
 	}
-	if id != "" && it.ID != id || it.holdsMembers(b) != "" {
-		return failf(x, fmt.Sprintf("the item %s, holding %s", idOrNew(id), b), x.summary())
+	if it.holdsMembers(b) != "" {
+		return item{}, failf(x, "an item holding "+b.String(), x.summary())
 	}
-	return nil
+	return it, nil
 }
 
-// idOrNew names an item by its id, or as the new one.
-func idOrNew(id string) string {
-	if id == "" {
-		return "created"
+// isItemWith checks that the answer is the item id, holding each member of b with b's value.
+func (x *reply) isItemWith(id string, b Body) error {
+	it, err := x.itemHolding(b)
+	if err == nil && it.ID != id {
+		return failf(x, "the item "+id+", holding "+b.String(), x.summary())
 	}
-	return id
+	return err
 }
 
 // isItem checks that the answer is exactly this item, member for member.
@@ -202,6 +205,7 @@ func merged(it item, patch Body) item {
 	return item{ID: it.ID, members: mergePatch(it.members, map[string]any(patch))}
 }
 
+// mergePatch is RFC 7396's MergePatch on objects: it returns a new object, target left as it is.
 func mergePatch(target, patch map[string]any) map[string]any {
 	result := make(map[string]any, len(target))
 	for name, value := range target {

@@ -545,6 +545,7 @@ func otherCase(s string) string {
 	return strings.ToLower(s)
 }
 
+// reversed returns the items in the other order.
 func reversed(items []item) []item {
 	r := slices.Clone(items)
 	slices.Reverse(r)
