@@ -416,3 +416,28 @@ func TestBuiltCommandExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// -keep leaves the run's items in place, and the report says how to find them: by the tag filter,
+// where the description has one.
+func TestKeepSaysWhereTheItemsAre(t *testing.T) {
+	url, _ := listOnly(t)
+	openURL, things := openList(t)
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		says *regexp.Regexp
+	}{
+		{"users", map[string]string{"USERS_WRITE_TOKEN": token}, []string{"-url", url},
+			regexp.MustCompile(`they are those that hold (kit-[0-9a-f]{8}) in email \(GET /api/users\?q=(kit-[0-9a-f]{8}) lists them\)\.\n`)},
+		{"a description without tag", nil, []string{"-url", openURL, "-resource", things},
+			regexp.MustCompile(`they are those that hold kit-[0-9a-f]{8}\.\n`)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stdout, _ := command(t, tt.env, append(tt.args, "-keep", "-run", "^reachable/list-200$")...)
+			if m := tt.says.FindStringSubmatch(stdout); m == nil || !strings.Contains(stdout, "are kept, as -keep asked") || len(m) == 3 && m[1] != m[2] {
+				t.Errorf("the report does not say where the kept items are:\n%s", stdout)
+			}
+		})
+	}
+}
