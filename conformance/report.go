@@ -16,14 +16,29 @@ import (
 	"users/conformance/kit"
 )
 
-// writeReport writes the report for a person: topic by topic, in the order a learner builds a
-// server, each failure with its requirement, what was sent, what was expected, what came back and
-// a curl line; the last line counts the rules.
+// writeReport writes the report for a person: the convention rules topic by topic, in the order a
+// learner builds a server, then the rules of this reference only, apart; each failure with its
+// requirement, what was sent, what was expected, what came back and a curl line. The last line
+// counts the rules.
 func writeReport(w io.Writer, report *kit.Report, baseline kit.Baseline, verbose bool) {
-	byTopic := map[string][]kit.Result{}
+	byTopic := map[kit.Scope]map[string][]kit.Result{kit.Convention: {}, kit.ThisReference: {}}
 	for _, r := range report.Results {
-		byTopic[r.Rule.Topic()] = append(byTopic[r.Rule.Topic()], r)
+		byTopic[r.Rule.Scope][r.Rule.Topic()] = append(byTopic[r.Rule.Scope][r.Rule.Topic()], r)
 	}
+	if len(byTopic[kit.ThisReference]) > 0 {
+		fmt.Fprintln(w, "The conventions:")
+	}
+	writeTopics(w, byTopic[kit.Convention], verbose)
+	if len(byTopic[kit.ThisReference]) > 0 {
+		fmt.Fprintln(w, "\nThis reference only, its own choices, written for users:")
+		writeTopics(w, byTopic[kit.ThisReference], verbose)
+	}
+	writeSummary(w, report, baseline)
+}
+
+// writeTopics writes the results of a scope, topic by topic: a line of counts for each, then its
+// failures in full and its skips, one line for each reason.
+func writeTopics(w io.Writer, byTopic map[string][]kit.Result, verbose bool) {
 	for _, topic := range kit.Topics() {
 		results := byTopic[topic]
 		if len(results) == 0 {
@@ -51,6 +66,11 @@ func writeReport(w io.Writer, report *kit.Report, baseline kit.Baseline, verbose
 			fmt.Fprintf(w, "  %d skipped (%s): %s\n", len(skipped[reason]), strings.Join(skipped[reason], ", "), reason)
 		}
 	}
+}
+
+// writeSummary writes the end of the report: the baseline's part, where the run's items are, and
+// the counts.
+func writeSummary(w io.Writer, report *kit.Report, baseline kit.Baseline) {
 	fmt.Fprintln(w)
 	passed, failed, skipped := report.Counts()
 	known, nowPassing := 0, []string{}
@@ -70,15 +90,24 @@ func writeReport(w io.Writer, report *kit.Report, baseline kit.Baseline, verbose
 	}
 	switch {
 	case report.Kept:
-		fmt.Fprintf(w, "Checked in %s; the users of the run are kept, as -keep asked, so a curl line can be sent again: "+
-			"they are those whose e-mail holds %s (GET /api/users?q=%s lists them).\n", report.Duration.Round(time.Millisecond), report.Tag, report.Tag)
+		fmt.Fprintf(w, "Checked in %s; the items of the run are kept, as -keep asked, so a curl line can be sent again: "+
+			"they are those that hold %s%s.\n", report.Duration.Round(time.Millisecond), report.Tag, listedBy(report))
 	case len(report.Leftovers) == 0:
-		fmt.Fprintf(w, "Checked in %s; the users of the run (tag %s) are deleted.\n", report.Duration.Round(time.Millisecond), report.Tag)
+		fmt.Fprintf(w, "Checked in %s; the items of the run (tag %s) are deleted.\n", report.Duration.Round(time.Millisecond), report.Tag)
 	default:
-		fmt.Fprintf(w, "Checked in %s; %d users of the run (tag %s) could not be deleted: see stderr.\n",
+		fmt.Fprintf(w, "Checked in %s; %d items of the run (tag %s) could not be deleted: see stderr.\n",
 			report.Duration.Round(time.Millisecond), len(report.Leftovers), report.Tag)
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+}
+
+// listedBy says which request lists the items of the run, where the description has a tag filter.
+func listedBy(report *kit.Report) string {
+	d := report.Description
+	if d.Tag == nil {
+		return ""
+	}
+	return fmt.Sprintf(" in %s (GET %s?%s=%s lists them)", d.Tag.Field, d.Collection, d.Tag.Filter, report.Tag)
 }
 
 // counts says how the rules of a topic went, leaving out what is zero.
@@ -163,10 +192,19 @@ func shown(body []byte, most int) string {
 	return s
 }
 
-// writeList writes the rules with their tier, what they need, their requirement and their source.
+// writeList writes the rules with their tier, their scope, the keys and what they need, their
+// requirement and their source.
 func writeList(w io.Writer, rules []kit.Rule) {
 	for _, r := range rules {
-		fmt.Fprintf(w, "\n%s [%s] needs %s\n    %s\n    %s\n", r.ID, r.Tier, r.Needs, r.Requirement, sourceOf(r))
+		scope := ""
+		if r.Scope == kit.ThisReference {
+			scope = " (this reference only)"
+		}
+		keys := ""
+		if r.Keys != 0 {
+			keys = "; keys " + r.Keys.String()
+		}
+		fmt.Fprintf(w, "\n%s [%s]%s needs %s%s\n    %s\n    %s\n", r.ID, r.Tier, scope, r.Needs, keys, r.Requirement, sourceOf(r))
 	}
 	fmt.Fprintf(w, "\n%d rules\n", len(rules))
 }
@@ -214,6 +252,9 @@ func writeJUnit(w io.Writer, report *kit.Report) error {
 				continue
 			}
 			c := junitCase{Name: r.Rule.ID, Classname: "conformance." + topic, Time: seconds(r.Duration.Seconds())}
+			if r.Rule.Scope == kit.ThisReference {
+				c.Classname = "conformance.this-reference." + topic
+			}
 			switch {
 			case r.Status == kit.Failed && r.Known:
 				c.Skipped = &junitMessage{Message: "known failure, in the baseline: " + r.Rule.Requirement, Text: failureText(r)}
@@ -254,15 +295,17 @@ func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 
 // jsonReport is the JSON report: the run, then a result per rule, with the exchange that failed.
 type jsonReport struct {
-	Version    string       `json:"version"`
-	URL        string       `json:"url"`
-	Tag        string       `json:"tag"`
-	DurationMS int64        `json:"duration_ms"`
-	Passed     int          `json:"passed"`
-	Failed     int          `json:"failed"`
-	Skipped    int          `json:"skipped"`
-	Leftovers  []string     `json:"leftovers,omitempty"`
-	Results    []jsonResult `json:"results"`
+	Version     string       `json:"version"`
+	URL         string       `json:"url"`
+	Description string       `json:"description"`
+	Collection  string       `json:"collection"`
+	Tag         string       `json:"tag"`
+	DurationMS  int64        `json:"duration_ms"`
+	Passed      int          `json:"passed"`
+	Failed      int          `json:"failed"`
+	Skipped     int          `json:"skipped"`
+	Leftovers   []string     `json:"leftovers,omitempty"`
+	Results     []jsonResult `json:"results"`
 }
 
 type jsonResult struct {
@@ -271,6 +314,8 @@ type jsonResult struct {
 	Requirement string        `json:"requirement"`
 	Source      string        `json:"source"`
 	Doc         string        `json:"doc"`
+	Scope       string        `json:"scope"`
+	Keys        string        `json:"keys,omitempty"`
 	Needs       string        `json:"needs"`
 	Status      string        `json:"status"`
 	Known       bool          `json:"known,omitempty"`
@@ -299,12 +344,12 @@ type jsonResponse struct {
 
 // writeJSON writes the report as JSON, bodies cut short after 4 KiB.
 func writeJSON(w io.Writer, report *kit.Report) error {
-	out := jsonReport{Version: report.Version, URL: report.URL, Tag: report.Tag, DurationMS: report.Duration.Milliseconds(),
-		Leftovers: report.Leftovers, Results: []jsonResult{}}
+	out := jsonReport{Version: report.Version, URL: report.URL, Description: report.Description.Name, Collection: report.Description.Collection,
+		Tag: report.Tag, DurationMS: report.Duration.Milliseconds(), Leftovers: report.Leftovers, Results: []jsonResult{}}
 	out.Passed, out.Failed, out.Skipped = report.Counts()
 	for _, r := range report.Results {
 		result := jsonResult{ID: r.Rule.ID, Tier: r.Rule.Tier.String(), Requirement: r.Rule.Requirement, Source: r.Rule.Source,
-			Doc: r.Rule.Doc, Needs: r.Rule.Needs.String(), Status: r.Status.String(), Known: r.Known, Reason: r.Reason,
+			Doc: r.Rule.Doc, Scope: r.Rule.Scope.String(), Keys: r.Rule.Keys.String(), Needs: r.Rule.Needs.String(), Status: r.Status.String(), Known: r.Known, Reason: r.Reason,
 			Expected: r.Expected, Got: r.Got, DurationMS: float64(r.Duration.Microseconds()) / 1000}
 		if e := r.Exchange; e != nil {
 			result.Sent = &jsonRequest{Method: e.Method, URL: e.URL, Header: e.Header, Body: shown(e.Body, 4096), Chunked: e.Chunked}

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Checks what needs Node.js: lints web/openapi.json with Redocly CLI, checks real answers of the
 # service against it through Prism's validating proxy, feeds the served document to a typed
-# client generator and to Postman's converter and runs what they make, and drives the API explorer
+# client generator and to Postman's converter and runs what they make, runs the conformance kit
+# against json-server (kit.test.mjs, with json-server/posts.json), and drives the API explorer
 # page in Debian's Chromium (browser.test.mjs; accessibility.test.mjs: axe-core and a keyboard-only
 # walk). Each runs against a binary freshly built from this repository, started on a free loopback
 # port with -sample-data; the clients step also starts one with -tls-cert, using a certificate made
 # for the run by Go's own crypto/tls/generate_cert.go, which Node.js trusts (NODE_EXTRA_CA_CERTS).
 #
-#   e2e/run.sh [lint|conformance|clients|browser|all]     (default: all)
+#   e2e/run.sh [lint|conformance|clients|kit|browser|all]     (default: all)
 #
 # Exit status 0 when every step asked for passed, 1 when one failed, and 77 when the browser test
 # could not run because Chromium is missing (CHROMIUM, default /usr/bin/chromium) and the other
@@ -19,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 what=${1:-all}
-case $what in lint | conformance | clients | browser | all) ;; *) echo "usage: $0 [lint|conformance|clients|browser|all]" >&2; exit 2 ;; esac
+case $what in lint | conformance | clients | kit | browser | all) ;; *) echo "usage: $0 [lint|conformance|clients|kit|browser|all]" >&2; exit 2 ;; esac
 want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
 
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 # the package's own browser download cannot work here
@@ -43,13 +44,13 @@ if want lint; then
   node_modules/.bin/redocly lint ../web/openapi.json --format=stylish # rules: redocly.yaml
 fi
 
-if want conformance || want clients || want browser; then
+if want conformance || want clients || want kit || want browser; then
   # The tests start the binary themselves (services.mjs), each on a free port of 127.0.0.1.
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  (cd .. && go build -o "$work/users" .)
+  (cd .. && go build -o "$work/users" . && go build -o "$work/conformance" ./conformance)
   random() { od -An -N12 -tx1 /dev/urandom | tr -d ' \n'; }
-  export USERS_BIN="$work/users" WRITE_TOKEN="e2e-write-$(random)" READ_TOKEN="e2e-read-$(random)"
+  export USERS_BIN="$work/users" KIT_BIN="$work/conformance" WRITE_TOKEN="e2e-write-$(random)" READ_TOKEN="e2e-read-$(random)"
   (cd "$work" && go run "$(go env GOROOT)/src/crypto/tls/generate_cert.go" --host 127.0.0.1,localhost --ecdsa-curve P256 --ca)
   export TLS_CERT="$work/cert.pem" TLS_KEY="$work/key.pem" NODE_EXTRA_CA_CERTS="$work/cert.pem"
 
@@ -60,6 +61,10 @@ if want conformance || want clients || want browser; then
   if want clients; then
     echo "== Generated clients: a typed client (openapi-typescript, openapi-fetch, tsc --strict) and Postman's collection (newman)"
     node --test --test-reporter=spec clients.test.mjs
+  fi
+  if want kit; then
+    echo "== The conformance kit against json-server 0.17.4, described by json-server/posts.json (no browser needed)"
+    node --test --test-reporter=spec kit.test.mjs
   fi
   if want browser; then
     echo "== Chromium: the API explorer page (screenshots in e2e/screenshots/), with axe and the keyboard"

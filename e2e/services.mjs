@@ -1,5 +1,6 @@
-// Starting what the tests run against: the service's binary (built by run.sh) and Prism's
-// validating proxy in front of it. Each listens on a free loopback port and is stopped by the test.
+// Starting what the tests run against: the service's binary (built by run.sh), Prism's validating
+// proxy in front of it, and json-server. Each listens on a free loopback port and is stopped by the
+// test.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -81,4 +82,14 @@ export async function startPrism(document, upstream) {
     ['proxy', document, upstream, '--port', String(port), '--host', '127.0.0.1', '--cors=false',
       '--validate-request=false', '--errors=false'],
     { listening: (line) => line.includes('Prism is listening') && `http://127.0.0.1:${port}` });
+}
+
+// startJSONServer starts json-server (0.17.4, as package-lock.json pins it) as its README runs it,
+// on a free port of 127.0.0.1, serving the data file db, which it rewrites as clients write.
+export async function startJSONServer(db) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  return start('json-server', new URL('./node_modules/.bin/json-server', import.meta.url).pathname,
+    [db, '--port', String(port), '--host', '127.0.0.1'],
+    { listening: (line) => line.trim() === url && url }); // its "Home" line, printed once it listens
 }

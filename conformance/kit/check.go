@@ -1,13 +1,10 @@
 package kit
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -175,58 +172,14 @@ func (x *reply) noBody() error {
 	return nil
 }
 
-// isJSON checks that the answer says Content-Type: application/json, parameters allowed.
+// isJSON checks that the answer says Content-Type: application/json, parameters allowed, or a
+// media type of JSON's own such as RFC 9457's application/problem+json (RFC 6839 §3.1).
 func (x *reply) isJSON() error {
 	mediaType, _, err := mime.ParseMediaType(x.responseHeader.Get("Content-Type"))
-	if err != nil || mediaType != mediaTypeJSON {
+	if err != nil || mediaType != mediaTypeJSON && !(strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json")) {
 		return failf(x, "Content-Type: application/json", describeHeader(x.responseHeader, "Content-Type")+" on "+x.summary())
 	}
 	return nil
-}
-
-// errorBody checks the error body: a JSON object whose error member is a non-empty string. Its
-// wording is never checked.
-func (x *reply) errorBody() error {
-	var body map[string]json.RawMessage
-	var message string
-	if json.Unmarshal(x.responseBody, &body) != nil || json.Unmarshal(body["error"], &message) != nil || strings.TrimSpace(message) == "" {
-		return failf(x, `the error body, {"error": "<a message>"}`, x.summary())
-	}
-	return nil
-}
-
-// errorMessage is the message of an error body, or "" when there is none.
-func (x *reply) errorMessage() string {
-	var body struct{ Error string }
-	json.Unmarshal(x.responseBody, &body)
-	return body.Error
-}
-
-// fieldsAre checks the fields object of a 400: a non-empty string for each of names and no other
-// member, or no fields at all when names is empty.
-func (x *reply) fieldsAre(names ...string) error {
-	var body struct {
-		Fields map[string]json.RawMessage `json:"fields"`
-	}
-	json.Unmarshal(x.responseBody, &body)
-	ok := len(body.Fields) == len(names)
-	for _, name := range names {
-		var problem string
-		ok = ok && json.Unmarshal(body.Fields[name], &problem) == nil && problem != ""
-	}
-	if ok {
-		return nil
-	}
-	if len(names) == 0 {
-		return failf(x, "no fields member", x.summary())
-	}
-	return failf(x, "fields naming only "+strings.Join(names, " and ")+", each with its problem", x.summary())
-}
-
-// refused checks a request the field rules refuse: 400, with fields naming names. The error body
-// itself is the errors rules' to check.
-func (x *reply) refused(names ...string) error {
-	return firstError(x.statusIs(http.StatusBadRequest), x.fieldsAre(names...))
 }
 
 // succeeded checks that a request went ahead: a 2xx, whichever. Rules about the status itself say
@@ -236,107 +189,6 @@ func (x *reply) succeeded() error {
 		return nil
 	}
 	return failf(x, "a 2xx: the request goes ahead", x.summary())
-}
-
-// decodeUser reads the answer as a user: an object with an integer id, a name and an e-mail.
-func (x *reply) decodeUser() (user, error) {
-	var u struct {
-		ID    json.RawMessage `json:"id"`
-		Name  *string         `json:"name"`
-		Email *string         `json:"email"`
-	}
-	if json.Unmarshal(x.responseBody, &u) != nil || u.Name == nil || u.Email == nil {
-		return user{}, failf(x, `a user, {"id": <integer>, "name": "...", "email": "..."}`, x.summary())
-	}
-	id, err := strconv.ParseInt(string(u.ID), 10, 64) // a JSON number in integer form: "7" in quotes is a string
-	if err != nil || id <= 0 {
-		return user{}, failf(x, "a user whose id is a positive integer, such as 7", x.summary())
-	}
-	return user{ID: id, Name: *u.Name, Email: *u.Email}, nil
-}
-
-// isUser checks that the answer is this user.
-func (x *reply) isUser(want user) error {
-	got, err := x.decodeUser()
-	if err != nil {
-		return err
-	}
-	if got != want {
-		return failf(x, "the user "+want.String(), x.summary())
-	}
-	return nil
-}
-
-// list is the list envelope; the paging members are nil when absent.
-type list struct {
-	Data       []user
-	Total      int64
-	Page       *int64
-	PerPage    *int64
-	TotalPages *int64
-}
-
-func (l list) ids() []int64 {
-	ids := []int64{}
-	for _, u := range l.Data {
-		ids = append(ids, u.ID)
-	}
-	return ids
-}
-
-// decodeList reads the answer as the list envelope: data, an array of users, and total, an integer.
-func (x *reply) decodeList() (list, error) {
-	var raw struct {
-		Data       []json.RawMessage `json:"data"`
-		Total      *int64            `json:"total"`
-		Page       *int64            `json:"page"`
-		PerPage    *int64            `json:"per_page"`
-		TotalPages *int64            `json:"total_pages"`
-	}
-	if err := x.statusIs(http.StatusOK); err != nil {
-		return list{}, err
-	}
-	if json.Unmarshal(x.responseBody, &raw) != nil || raw.Data == nil || raw.Total == nil {
-		return list{}, failf(x, `the list envelope, {"data": [<users>], "total": <integer>}`, x.summary())
-	}
-	l := list{Total: *raw.Total, Page: raw.Page, PerPage: raw.PerPage, TotalPages: raw.TotalPages}
-	for _, item := range raw.Data {
-		u, err := (&reply{responseBody: item}).decodeUser()
-		if err != nil {
-			return list{}, failf(x, "a list whose data are users", "data holding "+excerpt(item))
-		}
-		l.Data = append(l.Data, u)
-	}
-	return l, nil
-}
-
-// listIDs checks that the answer is a list of exactly these users, in this order.
-func (x *reply) listIDs(want ...int64) error {
-	l, err := x.decodeList()
-	if err != nil {
-		return err
-	}
-	if want == nil {
-		want = []int64{}
-	}
-	if !slices.Equal(l.ids(), want) {
-		return failf(x, "data holding the users "+l.describe(want)+", in that order", "the users "+l.describe(l.ids()))
-	}
-	return nil
-}
-
-// describe names users by id, each with the name and e-mail the list gives it, so that a failure
-// of an order shows what was compared, not ids alone.
-func (l list) describe(ids []int64) string {
-	parts := []string{}
-	for _, id := range ids {
-		part := strconv.FormatInt(id, 10)
-		if i := slices.IndexFunc(l.Data, func(u user) bool { return u.ID == id }); i >= 0 {
-			part += fmt.Sprintf(" (name %q, email %q)", l.Data[i].Name, l.Data[i].Email)
-		}
-		parts = append(parts, part)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // strongTag matches a strong entity tag (RFC 9110 §8.8.3): etagc is %x21 / %x23-7E / obs-text.
@@ -349,50 +201,6 @@ func (x *reply) etag() (string, error) {
 		return "", failf(x, `a strong ETag, such as "abc"`, describeHeader(x.responseHeader, "ETag")+" on "+x.summary())
 	}
 	return etag, nil
-}
-
-// currentTag reads the ETag of a target by GET; without one the rule cannot be checked.
-func (c *Client) currentTag(target string) (string, error) {
-	what := "the user"
-	if strings.HasPrefix(target, collection+"?") || target == collection {
-		what = "the list"
-	}
-	x := c.get(target)
-	if x.status != http.StatusOK {
-		return "", skipf("GET of %s answered %s, so there is no ETag to send back", what, x.statusLine())
-	}
-	etag, err := x.etag()
-	if err != nil {
-		return "", skipf("GET of %s has no strong ETag to send back: see read/etag", what)
-	}
-	return etag, nil
-}
-
-// memberNames returns the names of a JSON object's members, in the order they were sent.
-func memberNames(body []byte) ([]string, error) {
-	decoder := json.NewDecoder(bytes.NewReader(body))
-	if token, err := decoder.Token(); err != nil || token != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var names []string
-	for decoder.More() {
-		name, err := decoder.Token()
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, name.(string))
-		var value json.RawMessage
-		if err := decoder.Decode(&value); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := decoder.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := decoder.Token(); err != io.EOF {
-		return nil, errors.New("something after the object")
-	}
-	return names, nil
 }
 
 // every checks each answer in turn and returns the first failure.
@@ -417,8 +225,80 @@ func statusIn(answers []*reply, statuses ...int) []*reply {
 	return in
 }
 
-// mentionsWord reports whether a message holds word with no letter, digit or _ on either side, so
-// that name is not found within a longer word such as username.
-func mentionsWord(message, word string) bool {
-	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(word) + `($|[^A-Za-z0-9_])`).MatchString(message)
+// currentTag reads the ETag of a target by GET, strong or weak: If-None-Match compares tags
+// weakly (RFC 9110 §13.1.2). Without one the rule cannot be checked.
+func (c *Client) currentTag(target string) (string, error) {
+	x := c.get(target)
+	if x.status != http.StatusOK {
+		return "", skipf("GET %s answered %s, so there is no ETag to send back", target, x.statusLine())
+	}
+	if x.responseHeader.Get("ETag") == "" {
+		return "", skipf("GET %s has no ETag to send back: see read/etag", target)
+	}
+	return x.responseHeader.Get("ETag"), nil
+}
+
+// currentStrongTag reads the strong ETag of a target by GET: If-Match compares tags strongly (RFC
+// 9110 §13.1.1), so a weak one never matches. Without one the rule cannot be checked.
+func (c *Client) currentStrongTag(target string) (string, error) {
+	x := c.get(target)
+	if x.status != http.StatusOK {
+		return "", skipf("GET %s answered %s, so there is no ETag to send back", target, x.statusLine())
+	}
+	etag, err := x.etag()
+	if err != nil {
+		return "", skipf("GET %s has no strong ETag to send back: see read/etag", target)
+	}
+	return etag, nil
+}
+
+// weak is an entity tag marked weak (RFC 9110 §8.8.3): "abc" is W/"abc".
+func weak(etag string) string {
+	if strings.HasPrefix(etag, "W/") {
+		return etag
+	}
+	return "W/" + etag
+}
+
+// namesURI checks that a header (Location, Content-Location) names the URI of path on the server,
+// relative or absolute (RFC 9110 §10.2.2, §8.7).
+func (x *reply) namesURI(header, path string) error {
+	if target, ok := x.uriOf(header); !ok || target.Path != path || target.RawQuery != "" {
+		return failf(x, header+": "+path, describeHeader(x.responseHeader, header))
+	}
+	return nil
+}
+
+// uriOf returns the URI a header names, resolved against the request's, when it is on the same
+// server: the kit sends requests to one server alone.
+func (x *reply) uriOf(header string) (*url.URL, bool) {
+	value := x.responseHeader.Get(header)
+	base, _ := url.Parse(x.url)
+	target, err := base.Parse(value)
+	return target, value != "" && err == nil && target.Scheme == base.Scheme && target.Host == base.Host
+}
+
+// tagIsCurrent checks that the answer's ETag is the one a GET of path answers with now.
+func (x *reply) tagIsCurrent(c *Client, path string) error {
+	etag, err := x.etag()
+	if err != nil {
+		return err
+	}
+	current := c.get(path)
+	if current.responseHeader.Get("ETag") != etag {
+		return failf(x, "the ETag a GET of "+path+" answers with, "+current.responseHeader.Get("ETag"), "ETag: "+etag)
+	}
+	return nil
+}
+
+// linkValue matches a link-value of a Link header (RFC 8288 §3): the target, and its relation.
+var linkValue = regexp.MustCompile(`<([^>]*)>\s*;\s*rel="?([a-z]+)"?`)
+
+// linkTargets reads the Link header (RFC 8288): the target of each relation, as written.
+func linkTargets(x *reply) map[string]string {
+	targets := map[string]string{}
+	for _, m := range linkValue.FindAllStringSubmatch(strings.Join(x.responseHeader.Values("Link"), ", "), -1) {
+		targets[m[2]] = m[1]
+	}
+	return targets
 }

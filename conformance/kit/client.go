@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,13 +14,13 @@ import (
 )
 
 // A Client is what a rule's check works with: it sends requests to the server with the run's
-// tokens, and creates users whose e-mail carries the rule's own tag.
+// tokens, and creates items whose bodies carry the rule's own tag.
 type Client struct {
 	run   *runner
 	ctx   context.Context
 	rule  Rule
-	group string // kit-<run tag>-<rule number>: in the e-mail of every user the rule creates
-	users int    // how many users the rule has made addresses for
+	group string // the rule's tag, kit-<run tag>-<rule number, 3 digits>: {tag} in a body
+	n     int    // the last number a body of the rule was given: {n}
 }
 
 // role is whose token a request carries.
@@ -29,7 +28,7 @@ type role int
 
 const (
 	anonymous role = iota // no Authorization header
-	writer                // the write token
+	writer                // the write token, on an API with authentication
 	reader                // the read token, or the write token on a server with one token
 )
 
@@ -78,21 +77,22 @@ type reply struct {
 // send makes the request, waits for the whole answer, and returns both.
 func (c *Client) send(req request) *reply {
 	x := &reply{method: req.method, url: c.run.base + req.target, header: http.Header{}, body: req.body, framing: req.framing, over: req.over}
-	switch req.as {
-	case writer:
+	switch {
+	case c.run.desc.Auth == nil: // an API without authentication is sent no token
+	case req.as == writer:
 		x.header.Set("Authorization", "Bearer "+writeTokenVar)
-	case reader:
+	case req.as == reader:
 		x.header.Set("Authorization", "Bearer "+c.run.readTokenVariable())
 	}
 	for i := 0; i+1 < len(req.header); i += 2 {
 		x.header.Add(req.header[i], req.header[i+1])
 	}
-	if path, _, _ := strings.Cut(req.target, "?"); req.method == http.MethodPost && path == collection && c.rule.Needs&OwnUsers == 0 {
-		panic("kit: rule " + c.rule.ID + " creates users but does not declare OwnUsers") // a mistake in the catalogue
+	if path, _, _ := strings.Cut(req.target, "?"); req.method == http.MethodPost && path == c.collection() && c.rule.Needs&OwnItems == 0 {
+		panic("kit: rule " + c.rule.ID + " creates items but does not declare OwnItems") // a mistake in the catalogue
 	}
 	c.run.exchange(c.ctx, x)
 	if req.method == http.MethodPost && x.status/100 == 2 {
-		c.run.created(x.responseBody) // whatever answered 2xx to a POST made a user to delete at the end
+		c.run.created(x.responseBody) // whatever answered 2xx to a POST made an item to delete at the end
 	}
 	return x
 }
@@ -137,7 +137,7 @@ func (r *runner) exchange(ctx context.Context, x *reply) {
 	x.status, x.responseHeader = resp.StatusCode, resp.Header
 }
 
-// maxAnswerBytes bounds what the kit reads of an answer: a list of thousands of users fits easily.
+// maxAnswerBytes bounds what the kit reads of an answer: a list of thousands of items fits easily.
 const maxAnswerBytes = 64 << 20
 
 // overItsOwnConnection sends a request on a fresh connection that the server closes after its
@@ -214,18 +214,13 @@ func (c *Client) anonymously(method, target string, header ...string) *reply {
 	return c.send(request{method: method, target: target, header: header})
 }
 
-// email returns a new address that carries the rule's tag, in the e-mail of every user it creates.
-func (c *Client) email() string {
-	c.users++
-	return fmt.Sprintf("%s-%d@example.com", c.group, c.users)
-}
-
-// userJSON is a request body with these fields, in this order.
-func userJSON(name, email string) string {
-	return string(mustMarshal(struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
-	}{name, email}))
+// asReader sends a request with the read token and, when it has a body, Content-Type: application/json.
+func (c *Client) asReader(method, target, body string) *reply {
+	req := request{method: method, target: target, as: reader, body: body}
+	if body != "" {
+		req.header = []string{"Content-Type", mediaTypeJSON}
+	}
+	return c.send(req)
 }
 
 // jsonString is s as a JSON string, quotes included.
@@ -234,128 +229,34 @@ func jsonString(s string) string { return string(mustMarshal(s)) }
 func mustMarshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(err) // only strings and structs of strings are marshalled
+		panic(err) // only what JSON decoding made, strings and structs of strings are marshalled
 	}
 	return b
 }
 
-// user is a user as the server answers it.
-type user struct {
-	ID    int64  `json:"id"`
-	Name  string `json:"name"`
-	Email string `json:"email"`
+// number is the next number a body of the rule is given, {n}.
+func (c *Client) number() string {
+	c.n++
+	return strconv.Itoa(c.n)
 }
 
-func (u user) path() string { return collection + "/" + strconv.FormatInt(u.ID, 10) }
+// unknownToken is a token no server knows: a b64token that carries the rule's tag.
+func (c *Client) unknownToken() string { return c.group + "-unknown-token" }
 
-func (u user) String() string { return string(mustMarshal(u)) }
+// staleTag is an entity tag no representation has.
+const staleTag = `"kit-stale"`
 
-// newUser creates a user with a name and a new address. A server that cannot create one makes
-// the rule a skip: create/201 and its neighbours say what is wrong.
-func (c *Client) newUser(name string) (user, error) {
-	return c.newUserWith(name, c.email())
+// describeHeaders writes every header line of an answer, for a search through them.
+func describeHeaders(h http.Header) string {
+	var lines []string
+	for name := range h {
+		lines = append(lines, describeHeader(h, name))
+	}
+	return strings.Join(lines, "\n")
 }
 
-// newUserWith creates a user with this name and address, which must carry the rule's tag.
-func (c *Client) newUserWith(name, email string) (user, error) {
-	x := c.write(http.MethodPost, collection, userJSON(name, email))
-	u, err := x.decodeUser()
-	if x.status/100 != 2 || err != nil {
-		return user{}, cannotRun(x, "could not create a user to check it: POST /api/users answered %s, not 201 with the user", x.statusLine())
-	}
-	return u, nil
-}
-
-// newUsers creates one user for each name, in order, so their ids increase.
-func (c *Client) newUsers(names ...string) ([]user, error) {
-	var users []user
-	for _, name := range names {
-		u, err := c.newUser(name)
-		if err != nil {
-			return nil, err
-		}
-		users = append(users, u)
-	}
-	return users, nil
-}
-
-// gone makes a user of the rule's and deletes it, for a user that does not exist.
-func (c *Client) gone() (user, error) {
-	u, err := c.newUser("Kit Gone")
-	if err != nil {
-		return u, err
-	}
-	if x := c.remove(u.path()); x.status/100 != 2 {
-		return u, cannotRun(x, "could not delete a user to check it: DELETE %s answered %s, not 204", u.path(), x.statusLine())
-	}
-	return u, nil
-}
-
-// find reads the user with this id as it is stored: by GET of the user, or where a server has no
-// such route, from the whole list.
-func (c *Client) find(id int64) (u user, found bool, err error) {
-	x := c.get(user{ID: id}.path())
-	switch x.status {
-	case http.StatusOK:
-		u, err := x.decodeUser()
-		return u, err == nil, err
-	case http.StatusNotFound:
-		return user{}, false, nil
-	}
-	return c.findInList(func(u user) bool { return u.ID == id })
-}
-
-// findInList looks for a user in the whole list, as GET /api/users gives it.
-func (c *Client) findInList(match func(user) bool) (user, bool, error) {
-	x := c.get(collection)
-	list, err := x.decodeList()
-	if err != nil {
-		return user{}, false, err
-	}
-	for _, u := range list.Data {
-		if match(u) {
-			return u, true, nil
-		}
-	}
-	return user{}, false, nil
-}
-
-// unchanged checks that a refused request x left the user as it was.
-func (c *Client) unchanged(x *reply, before user) error {
-	after, found, err := c.find(before.ID)
-	switch {
-	case err != nil:
-		return err
-	case !found:
-		return failf(x, "the user left as it was, "+before.String(), "the user is gone after the request")
-	case after != before:
-		return failf(x, "the user left as it was, "+before.String(), "afterwards it is "+after.String())
-	}
-	return nil
-}
-
-// notCreated checks that a refused POST x made no user with this address.
-func (c *Client) notCreated(x *reply, email string) error {
-	return c.noneLike(x, func(u user) bool { return strings.EqualFold(u.Email, email) })
-}
-
-// noneLike checks that after a refused request x the whole list holds no user that matches.
-func (c *Client) noneLike(x *reply, match func(user) bool) error {
-	u, found, err := c.findInList(match)
-	if err != nil {
-		return err
-	}
-	if found {
-		return failf(x, "no user created", "the list holds "+u.String())
-	}
-	return nil
-}
-
-// mine returns the list of the rule's own users, filtered by q and the extra query.
-func (c *Client) mine(query string) *reply {
-	target := collection + "?q=" + c.group + "-"
-	if query != "" {
-		target += "&" + query
-	}
-	return c.get(target)
+// cannotCreate is the skip of a rule whose own item a server could not create: create/201 and its
+// neighbours say what is wrong.
+func cannotCreate(x *reply, path string) error {
+	return cannotRun(x, "could not create an item to check it: POST %s answered %s, not 201 with the item", path, x.statusLine())
 }

@@ -20,14 +20,20 @@ func TestEveryRuleIsWellFormed(t *testing.T) {
 	id := regexp.MustCompile(`^[a-z]+/[a-z0-9-]+$`)
 	source := regexp.MustCompile(`^(RFC \d+|docs/api\.md#|W3C |Fetch standard)`)
 	seen := map[string]bool{}
-	topic := 0
+	scope, topic := Convention, 0
 	for _, r := range Rules() {
 		if !id.MatchString(r.ID) || seen[r.ID] {
 			t.Errorf("%q: want a new id of the form topic/name", r.ID)
 		}
 		seen[r.ID] = true
+		if r.Scope != scope { // the catalogue goes scope by scope: the conventions, then this reference's
+			if r.Scope < scope {
+				t.Errorf("%s: a convention rule after the rules of this reference only", r.ID)
+			}
+			scope, topic = r.Scope, 0
+		}
 		for topic < len(Topics()) && Topics()[topic] != r.Topic() {
-			topic++ // the catalogue goes topic by topic, in the order of Topics
+			topic++ // and topic by topic, in the order of Topics
 		}
 		if topic == len(Topics()) {
 			t.Errorf("%s: its topic is unknown, or out of the order of Topics", r.ID)
@@ -37,6 +43,46 @@ func TestEveryRuleIsWellFormed(t *testing.T) {
 		}
 		if !source.MatchString(r.Source) || !strings.HasPrefix(r.Doc, "docs/api.md#") || r.check == nil {
 			t.Errorf("%s: source %q, doc %q: want an RFC or a docs/api.md section, and a check", r.ID, r.Source, r.Doc)
+		}
+	}
+}
+
+// A convention rule runs against any API, so its id names no field of users: unique/taken-409, not
+// create/email-taken-409.
+func TestConventionRulesNameNoFieldOfUsers(t *testing.T) {
+	usersWords := regexp.MustCompile(`\b(users?|e-?mails?|names?)\b`)
+	for _, r := range Rules() {
+		if r.Scope == Convention && usersWords.MatchString(strings.ReplaceAll(r.ID, "-", " ")) {
+			t.Errorf("%s: a convention rule's id names users or a field of theirs", r.ID)
+		}
+	}
+}
+
+// The rules of this reference only are its choices: every one is of the tier reference, and
+// RulesFor gives them for this reference's description alone.
+func TestRulesOfThisReferenceRunOnlyAgainstIt(t *testing.T) {
+	books := description(t, booksJSON)
+	for _, r := range Rules() {
+		inUsers := slices.ContainsFunc(RulesFor(UsersDescription()), func(u Rule) bool { return u.ID == r.ID })
+		inBooks := slices.ContainsFunc(RulesFor(books), func(b Rule) bool { return b.ID == r.ID })
+		if !inUsers || inBooks != (r.Scope == Convention) {
+			t.Errorf("%s (%s): for users.json %v, for books %v", r.ID, r.Scope, inUsers, inBooks)
+		}
+		if r.Scope == ThisReference && r.Tier != Reference {
+			t.Errorf("%s: a rule of this reference only is of the tier %s, not reference", r.ID, r.Tier)
+		}
+	}
+}
+
+// Every key of a description turns on at least one rule, and users.json declares every key, so
+// that against this reference every rule runs.
+func TestEveryKeyTurnsOnARuleAndUsersDeclaresThemAll(t *testing.T) {
+	for _, kn := range keyNames {
+		if !slices.ContainsFunc(Rules(), func(r Rule) bool { return r.Keys&kn.key != 0 }) {
+			t.Errorf("the key %s turns on no rule", kn.name)
+		}
+		if missing := UsersDescription().missing(kn.key); missing != 0 {
+			t.Errorf("users.json does not declare %s", missing)
 		}
 	}
 }
@@ -67,29 +113,43 @@ func TestEveryRuleCitesASectionOfTheDocs(t *testing.T) {
 	}
 }
 
-// Every section of docs/api.md ends with the ids of the rules that check it, and every rule names
-// the section it is listed in: a learner can go from a rule to its section and back. docs/api.md
-// says which version of the kit its lists are of ("conformance kit 2.0.0"); while it names another,
-// its lists are of that one, and the test shows the lines of this version to put in instead.
+// Every section of docs/api.md ends with the ids of the rules that check it, the convention rules
+// first and then those of this reference only, and every rule names the section it is listed in: a
+// learner can go from a rule to its section and back. docs/api.md says which version of the kit its
+// lists are of ("conformance kit 3.0.0"); while it names another, its lists are of that one, and the
+// test shows the lines of this version to put in instead.
 func TestEveryDocsSectionNamesTheRulesThatCheckIt(t *testing.T) {
 	listed := docsSections(t)
-	want := map[string][]string{}
+	ids := map[string]map[Scope][]string{}
 	for _, r := range Rules() {
-		want[r.Doc] = append(want[r.Doc], r.ID)
+		if ids[r.Doc] == nil {
+			ids[r.Doc] = map[Scope][]string{}
+		}
+		ids[r.Doc][r.Scope] = append(ids[r.Doc][r.Scope], "`"+r.ID+"`")
 	}
+	want := map[string]string{}
 	var lines []string
 	for _, section := range docSections {
-		if ids := want[section]; len(ids) > 0 {
-			lines = append(lines, "## "+section+"\nChecked by the kit: `"+strings.Join(ids, "`, `")+"`.")
+		conventions, reference := strings.Join(ids[section][Convention], ", "), strings.Join(ids[section][ThisReference], ", ")
+		switch {
+		case conventions != "" && reference != "":
+			want[section] = "Checked by the kit: " + conventions + "; of this reference only: " + reference + "."
+		case conventions != "":
+			want[section] = "Checked by the kit: " + conventions + "."
+		case reference != "":
+			want[section] = "Checked by the kit, of this reference only: " + reference + "."
+		}
+		if want[section] != "" {
+			lines = append(lines, "## "+section+"\n"+want[section])
 		}
 	}
 	if !strings.Contains(docsText(t), "conformance kit "+Version) {
 		t.Skipf("docs/api.md does not name the conformance kit %s: its lists are of another version. Those of %s, section by section:\n\n%s",
 			Version, Version, strings.Join(lines, "\n\n"))
 	}
-	for section, ids := range listed {
-		if !slices.Equal(ids, want[section]) {
-			t.Errorf("%s lists %q,\nbut the rules that cite it are %q", section, ids, want[section])
+	for section, line := range listed {
+		if line != want[section] {
+			t.Errorf("%s has\n%s\nbut the rules that cite it make\n%s", section, line, want[section])
 		}
 	}
 }
@@ -104,21 +164,19 @@ func docsText(t *testing.T) string {
 	return string(text)
 }
 
-// docsSections reads the sections of docs/api.md, by anchor, each with the ids its "Checked by the
-// kit" line names.
-func docsSections(t *testing.T) map[string][]string {
+// docsSections reads the sections of docs/api.md, by anchor, each with its "Checked by the kit"
+// line ("" when it has none).
+func docsSections(t *testing.T) map[string]string {
 	t.Helper()
-	listed := map[string][]string{}
+	listed := map[string]string{}
 	var anchor string
 	for _, line := range strings.Split(docsText(t), "\n") {
 		if title, ok := strings.CutPrefix(line, "## "); ok {
 			anchor = "docs/api.md#" + strings.ReplaceAll(regexp.MustCompile(`[^a-z0-9 -]`).ReplaceAllString(strings.ToLower(title), ""), " ", "-")
-			listed[anchor] = nil
+			listed[anchor] = ""
 		}
-		if ids, ok := strings.CutPrefix(line, "Checked by the kit: "); ok {
-			for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(ids, -1) {
-				listed[anchor] = append(listed[anchor], m[1])
-			}
+		if strings.HasPrefix(line, "Checked by the kit") {
+			listed[anchor] = line
 		}
 	}
 	return listed
@@ -242,21 +300,21 @@ func run(t *testing.T, cfg Config, rules ...Rule) *Report {
 func TestRunDeletesTheUsersItCreatedAndOnlyThose(t *testing.T) {
 	fake, server := newFakeServer(t)
 	ada := fake.add("Ada", "ada@example.com") // someone else's
-	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken},
-		rule("test/fails-after-creating", OwnUsers, func(c *Client) error {
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken},
+		rule("test/fails-after-creating", OwnItems, func(c *Client) error {
 			if _, err := c.newUsers("Kit Ann", "Kit Bob"); err != nil {
 				return err
 			}
 			return failf(nil, "something", "something else")
 		}),
-		rule("test/panics-after-creating", OwnUsers, func(c *Client) error {
+		rule("test/panics-after-creating", OwnItems, func(c *Client) error {
 			c.newUser("Kit Carol")
 			panic("a mistake in a check")
 		}),
-		rule("test/creates-on-a-500", OwnUsers, func(c *Client) error {
+		rule("test/creates-on-a-500", OwnItems, func(c *Client) error {
 			fake.createdStatus = http.StatusInternalServerError // the kit learns no id: the list is where it finds the user
 			defer func() { fake.createdStatus = http.StatusCreated }()
-			c.write(http.MethodPost, collection, userJSON("Kit Dan", c.email()))
+			c.write(http.MethodPost, usersCollection, userJSON("Kit Dan", c.email()))
 			return nil
 		}))
 	if got := fake.all(); len(got) != 1 || got[0] != ada {
@@ -273,21 +331,21 @@ func TestRunDeletesTheUsersItCreatedAndOnlyThose(t *testing.T) {
 
 func TestRuleThatCreatesUsersMustSaySo(t *testing.T) {
 	_, server := newFakeServer(t)
-	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken}, rule("test/creates-unannounced", 0, func(c *Client) error {
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken}, rule("test/creates-unannounced", 0, func(c *Client) error {
 		c.newUser("Kit Ann")
 		return nil
 	}))
-	if r := report.Results[0]; r.Status != Failed || !strings.Contains(r.Got, "OwnUsers") {
+	if r := report.Results[0]; r.Status != Failed || !strings.Contains(r.Got, "OwnItems") {
 		t.Errorf("%v: %s", r.Status, r.Got)
 	}
 }
 
 func TestReportNeverShowsAToken(t *testing.T) {
 	_, server := newFakeServer(t)
-	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, ReadToken: testReadToken},
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken, ReadToken: testReadToken},
 		rule("test/token-echoed", 0, func(c *Client) error {
 			// bearer in lower case is unknown to the fake: it answers 401 and echoes the token
-			return c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+writeTokenVar).statusIs(http.StatusOK)
+			return c.anonymously(http.MethodGet, usersCollection, "Authorization", "bearer "+writeTokenVar).statusIs(http.StatusOK)
 		}))
 	r := report.Results[0]
 	if r.Status != Failed || r.Exchange == nil {
@@ -307,17 +365,17 @@ func TestReportNeverShowsAToken(t *testing.T) {
 
 func TestRunSkipsTheRulesItCannotCheck(t *testing.T) {
 	fake, server := newFakeServer(t)
-	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, Origin: "http://localhost:3000"},
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken, Origin: "http://localhost:3000"},
 		rule("test/roles", ReadToken, func(c *Client) error { return nil }),
 		rule("test/cors", AllowedOrigin, func(c *Client) error { return nil }),
-		shouldRule("test/no-user", OwnUsers, func(c *Client) error {
+		shouldRule("test/no-user", OwnItems, func(c *Client) error {
 			fake.createdStatus = http.StatusInternalServerError
 			defer func() { fake.createdStatus = http.StatusCreated }()
 			_, err := c.newUser("Kit Ann")
 			return err
 		}))
 	for i, want := range []string{"USERS_READ_TOKEN is not set", `does not allow the origin "http://localhost:3000"`,
-		"could not create a user to check it: POST /api/users answered 500 Internal Server Error"} {
+		"could not create an item to check it: POST /api/users answered 500 Internal Server Error"} {
 		if r := report.Results[i]; r.Status != Skipped || !strings.Contains(r.Reason, want) {
 			t.Errorf("%s: %v, %q; want skipped, saying %q", r.Rule.ID, r.Status, r.Reason, want)
 		}
@@ -332,8 +390,8 @@ func TestRunSkipsTheRulesItCannotCheck(t *testing.T) {
 // the run was not given what it needs (a read token) is skipped, whatever its tier.
 func TestMustRuleThatCannotRunFails(t *testing.T) {
 	fake, server := newFakeServer(t)
-	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken},
-		rule("test/no-user", OwnUsers, func(c *Client) error {
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken},
+		rule("test/no-user", OwnItems, func(c *Client) error {
 			fake.createdStatus = http.StatusInternalServerError
 			defer func() { fake.createdStatus = http.StatusCreated }()
 			_, err := c.newUser("Kit Ann")
@@ -341,7 +399,7 @@ func TestMustRuleThatCannotRunFails(t *testing.T) {
 		}),
 		rule("test/roles", ReadToken, func(c *Client) error { return nil }))
 	r := report.Results[0]
-	if r.Status != Failed || !strings.Contains(r.Got, "could not run: could not create a user") || r.Exchange == nil || r.Exchange.Status != 500 {
+	if r.Status != Failed || !strings.Contains(r.Got, "could not run: could not create an item") || r.Exchange == nil || r.Exchange.Status != 500 {
 		t.Errorf("%s: %v, got %q, exchange %v; want a failure that says it could not run, with the POST", r.Rule.ID, r.Status, r.Got, r.Exchange)
 	}
 	if !report.Failed() || report.Results[1].Status != Skipped {
@@ -362,11 +420,11 @@ func TestBaselineMakesAFailureKnown(t *testing.T) {
 		t.Fatalf("ParseBaseline: %v, %v", baseline, err)
 	}
 	failing := rule("test/fails", 0, func(c *Client) error { return failf(nil, "this", "that") })
-	report := run(t, Config{URL: server.URL, WriteToken: testWriteToken, Baseline: baseline}, failing)
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken, Baseline: baseline}, failing)
 	if r := report.Results[0]; r.Status != Failed || !r.Known || report.Failed() {
 		t.Errorf("%v, known %v, the run failed: %v", r.Status, r.Known, report.Failed())
 	}
-	if report = run(t, Config{URL: server.URL, WriteToken: testWriteToken}, failing); !report.Failed() {
+	if report = run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken}, failing); !report.Failed() {
 		t.Error("without the baseline the run did not fail")
 	}
 	if unknown := baseline.Unknown([]Rule{failing}); !slices.Equal(unknown, []string{"test/other"}) {
@@ -383,12 +441,12 @@ func TestRunCannotProceedWithoutAServerThatTakesTheTokens(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"no server at the URL", Config{URL: closed.URL, WriteToken: testWriteToken}, "no server answers at " + closed.URL},
-		{"the write token refused", Config{URL: server.URL, WriteToken: "wrong"}, "refused USERS_WRITE_TOKEN on the first request"},
-		{"the read token refused", Config{URL: server.URL, WriteToken: testWriteToken, ReadToken: "wrong"}, "refused USERS_READ_TOKEN"},
-		{"no API at the URL", Config{URL: server.URL + "/api/users", WriteToken: testWriteToken}, "without /api/users"},
-		{"not a URL", Config{URL: "localhost:8080", WriteToken: testWriteToken}, "base URL such as http://localhost:8080"},
-		{"no write token", Config{URL: server.URL}, "no write token"},
+		{"no server at the URL", Config{URL: closed.URL, Description: UsersDescription(), WriteToken: testWriteToken}, "no server answers at " + closed.URL},
+		{"the write token refused", Config{URL: server.URL, Description: UsersDescription(), WriteToken: "wrong"}, "refused USERS_WRITE_TOKEN on the first request"},
+		{"the read token refused", Config{URL: server.URL, Description: UsersDescription(), WriteToken: testWriteToken, ReadToken: "wrong"}, "refused USERS_READ_TOKEN"},
+		{"no API at the URL", Config{URL: server.URL + "/api/users", Description: UsersDescription(), WriteToken: testWriteToken}, "without /api/users"},
+		{"not a URL", Config{URL: "localhost:8080", Description: UsersDescription(), WriteToken: testWriteToken}, "base URL such as http://localhost:8080"},
+		{"no write token", Config{URL: server.URL, Description: UsersDescription()}, "no write token"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			report, err := Run(context.Background(), tt.cfg, Rules())

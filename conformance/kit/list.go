@@ -4,405 +4,352 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
-// listRules: GET /api/users, its envelope, filters, orders and pages. All but the first three read
-// only the rule's own users, through q.
+// listRules: GET of the collection, its shape, filters, sorts and pages, as the description
+// declares them. The rules that need tag read only the rule's own items, through its filter.
 func listRules() []Rule {
 	return []Rule{
 		{
 			ID: "list/envelope", Tier: Must, Source: docListing, Doc: docListing,
-			Requirement: `GET /api/users answers the list envelope: {"data": [users], "total": <integer>}.`,
+			Requirement: `GET of the collection answers 200 with the list: a JSON array of items, or the object the description's list key shapes, {"data": [items], "total": <integer>} for users.`,
 			check: func(c *Client) error {
-				_, err := c.get(collection).decodeList()
+				_, err := c.decodeListing(c.get(c.collection()))
 				return err
 			},
 		},
 		{
-			ID: "list/total-is-length", Tier: Must, Source: docListing, Doc: docListing,
-			Requirement: "Without paging parameters, total equals the length of data.",
+			ID: "list/total-is-length", Tier: Must, Keys: keyTotal, Source: docListing, Doc: docListing,
+			Requirement: "Without paging parameters, the list's total equals the number of its items.",
 			check: func(c *Client) error {
-				x := c.get(collection)
-				l, err := x.decodeList()
+				x := c.get(c.collection())
+				l, err := c.decodeListing(x)
 				if err != nil {
 					return err
 				}
-				if l.Total != int64(len(l.Data)) {
-					return failf(x, fmt.Sprintf("total %d, the length of data", len(l.Data)), fmt.Sprintf("total %d", l.Total))
+				if *l.total != int64(len(l.items)) {
+					return failf(x, fmt.Sprintf("a total of %d, the number of items", len(l.items)), fmt.Sprintf("a total of %d", *l.total))
 				}
 				return nil
 			},
 		},
 		{
-			ID: "list/holds-created-user", Tier: Must, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "A user once created is in the list, as the user representation.",
+			ID: "list/holds-created-item", Tier: Must, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "An item once created is in the list, as its create answered it.",
 			check: func(c *Client) error {
-				u, err := c.newUser("Kit Ann")
+				it, err := c.newItem()
 				if err != nil {
 					return err
 				}
-				x := c.get(collection)
-				l, err := x.decodeList()
+				x := c.get(c.collection())
+				l, err := c.decodeListing(x)
 				if err != nil {
 					return err
 				}
-				if !slices.Contains(l.Data, u) {
-					return failf(x, "data holding "+u.String(), fmt.Sprintf("%d users without it", len(l.Data)))
+				if !slices.ContainsFunc(l.items, func(listed item) bool { return reflect.DeepEqual(listed.members, it.members) }) {
+					return failf(x, "the list holding "+it.String(), fmt.Sprintf("%d items without it", len(l.items)))
 				}
 				return nil
 			},
 		},
 		{
-			ID: "list/by-id", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "Without sort, the list is in ascending id order.",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit Carol", "Kit Ann", "Kit Bob"); err != nil {
-					return err
-				}
-				for _, x := range []*reply{c.get(collection), c.mine("")} {
-					l, err := x.decodeList()
-					if err != nil {
-						return err
-					}
-					if ids := l.ids(); !slices.IsSorted(ids) {
-						return failf(x, "users by ascending id", fmt.Sprintf("the ids %v", ids))
-					}
-				}
-				return nil
-			},
-		},
-		{
-			ID: "list/paging-members-only-when-paged", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "Without page or per_page the envelope has no page, per_page or total_pages.",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit Ann", "Kit Bob"); err != nil {
-					return err
-				}
-				x := c.mine("")
-				l, err := x.decodeList()
-				if err != nil {
-					return err
-				}
-				if l.Page != nil || l.PerPage != nil || l.TotalPages != nil {
-					return failf(x, "data and total only", x.summary())
-				}
-				return nil
-			},
-		},
-		{
-			ID: "list/pages-of-the-whole-list", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "The pages of a list, in id order either way, are slices of the whole list of that query, and their total is its length (checked on ?q= the rule's own tag, so other clients' writes cannot change it).",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3"); err != nil {
-					return err
-				}
-				whole, err := c.mine("").decodeList()
-				if err != nil {
-					return err
-				}
-				ids, n := whole.ids(), len(whole.Data)
-				for _, tt := range []struct {
-					query string
-					want  []int64
-				}{
-					{"page=1&per_page=2", ids[:2]},
-					{"page=2&per_page=2", ids[2:min(4, n)]},
-					{"sort=-id&page=1&per_page=2", reversed(ids[n-2:])},
-					{"sort=-id&per_page=2&page=2", reversed(ids[max(0, n-4) : n-2])},
-				} {
-					x := c.mine(tt.query)
-					if err := x.listIDs(tt.want...); err != nil {
-						return err
-					}
-					if l, _ := x.decodeList(); l.Total != int64(n) {
-						return failf(x, fmt.Sprintf("total %d, the length of the whole list", n), fmt.Sprintf("total %d", l.Total))
-					}
-				}
-				return nil
-			},
-		},
-		{
-			ID: "list/no-link-unpaged", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "A list without page or per_page has no Link header.",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit Ann", "Kit Bob"); err != nil {
-					return err
-				}
-				return c.mine("").headerAbsent("Link")
-			},
-		},
-		{
-			ID: "list/empty-is-an-array", Tier: Reference, Source: docListing, Doc: docListing,
-			Requirement: `A query that matches nothing answers {"data": [], "total": 0}: data is never null.`,
+			ID: "list/empty-is-an-array", Tier: Reference, Keys: keyTag, Source: docListing, Doc: docListing,
+			Requirement: "A query that matches nothing answers an empty list: an empty array, never null, and a total of 0 where the list carries one.",
 			check: func(c *Client) error {
 				x := c.mine("")
-				if err := x.statusIs(http.StatusOK); err != nil {
+				l, err := c.decodeListing(x)
+				if err != nil {
 					return err
 				}
-				if compact := strings.Join(strings.Fields(string(x.responseBody)), ""); compact != `{"data":[],"total":0}` {
-					return failf(x, `{"data": [], "total": 0}`, x.summary())
+				if len(l.items) != 0 || l.total != nil && *l.total != 0 {
+					return failf(x, "no items, and a total of 0", x.summary())
 				}
 				return nil
 			},
 		},
 		{
-			ID: "list/q-contains", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "q keeps the users whose name or e-mail contains the text, in any case.",
+			ID: "list/filter-matches", Tier: Reference, Keys: keyFilters, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "Each filter keeps exactly the items it matches as the description says, exact or contains, with or without case: " +
+				"given a value of an item, the same in other case and a part of it, and, for contains, nothing at all.",
 			check: func(c *Client) error {
-				byName, byEmail := c.group+"n", c.group+"-2-mail"
-				first, err := c.newUser("Kit Ann " + byName)
+				items, err := c.newItems(2)
 				if err != nil {
 					return err
 				}
-				second, err := c.newUserWith("Kit Bob", byEmail+"@example.com")
-				if err != nil {
-					return err
-				}
-				return firstError(
-					c.get(collection+"?q="+url.QueryEscape(strings.ToUpper(byName))).listIDs(first.ID),
-					c.get(collection+"?q="+url.QueryEscape(strings.ToUpper(byEmail))).listIDs(second.ID),
-					c.get(collection+"?q="+url.QueryEscape(strings.ToUpper(c.group)+"-")).listIDs(first.ID, second.ID))
-			},
-		},
-		{
-			ID: "list/q-empty-filters-nothing", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "An empty q, as a search form sends it, filters nothing.",
-			check: func(c *Client) error {
-				u, err := c.newUser("Kit Ann")
-				if err != nil {
-					return err
-				}
-				return c.get(collection + "?q=&email=" + url.QueryEscape(u.Email)).listIDs(u.ID)
-			},
-		},
-		{
-			ID: "list/email-exact", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "email keeps the user with exactly that address, in any case; a part of an address matches nothing.",
-			check: func(c *Client) error {
-				users, err := c.newUsers("Kit Ann", "Kit Bob")
-				if err != nil {
-					return err
-				}
-				return firstError(
-					c.get(collection+"?email="+url.QueryEscape(strings.ToUpper(users[0].Email))).listIDs(users[0].ID),
-					c.get(collection+"?email="+url.QueryEscape(strings.TrimSuffix(users[0].Email, ".com"))).listIDs())
-			},
-		},
-		{
-			ID: "list/filters-combine", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "email and q together keep only the users that match both.",
-			check: func(c *Client) error {
-				u, err := c.newUser("Kit Ann")
-				if err != nil {
-					return err
-				}
-				email := "&email=" + url.QueryEscape(u.Email)
-				return firstError(c.mine(email[1:]).listIDs(u.ID), c.get(collection+"?q=kit-bob"+email).listIDs())
-			},
-		},
-		{
-			ID: "list/sort-by-id", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "sort=id orders by ascending id, and sort=-id by descending id.",
-			check: func(c *Client) error {
-				users, err := c.newUsers("Kit Carol", "Kit Ann", "Kit Bob")
-				if err != nil {
-					return err
-				}
-				a, b, d := users[0].ID, users[1].ID, users[2].ID
-				return firstError(c.mine("sort=id").listIDs(a, b, d), c.mine("sort=-id").listIDs(d, b, a))
-			},
-		},
-		{
-			ID: "list/sort-by-name", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "sort=name orders by the name in lower case, and sort=-name in reverse; names equal in lower case keep ascending id order both ways: " +
-				"bob, ann, Ann, Carl created in that order sort as ann, Ann, bob, Carl and as Carl, bob, ann, Ann.",
-			check: func(c *Client) error {
-				users, err := c.newUsers("bob", "ann", "Ann", "Carl")
-				if err != nil {
-					return err
-				}
-				return firstError(c.mine("sort=name").listIDs(idsIn(users, 1, 2, 0, 3)...), c.mine("sort=-name").listIDs(idsIn(users, 3, 0, 1, 2)...))
-			},
-		},
-		{
-			ID: "list/sort-by-email", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "sort=email orders by the e-mail in lower case, and sort=-email in reverse.",
-			check: func(c *Client) error {
-				var users []user
-				for _, local := range []string{"zed", "Amy", "amy", "bea"} {
-					domain := map[string]string{"amy": "example.org"}[local]
-					if domain == "" {
-						domain = "example.com"
+				for _, name := range sortedKeys(c.run.desc.Filters) {
+					f := c.run.desc.Filters[name]
+					for _, value := range filterValues(f, items[0]) {
+						if err := c.filtersKeep(items, url.Values{name: {value}}); err != nil {
+							return err
+						}
 					}
-					u, err := c.newUserWith("Kit "+local, c.group+"-"+local+"@"+domain)
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/filters-combine", Tier: Reference, Keys: keyFilters, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "Two filters together keep only the items both keep.",
+			check: func(c *Client) error {
+				names := sortedKeys(c.run.desc.Filters)
+				if len(names) < 2 {
+					return skipf("the description declares one filter: two are needed to combine")
+				}
+				items, err := c.newItems(2)
+				if err != nil {
+					return err
+				}
+				first, second := c.run.desc.Filters[names[0]], c.run.desc.Filters[names[1]]
+				a := textOf(items[0].members[first.Fields[0]])
+				for _, other := range items {
+					if err := c.filtersKeep(items, url.Values{names[0]: {a}, names[1]: {textOf(other.members[second.Fields[0]])}}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/sort-by-id", Tier: Reference, Keys: keySort | keyTag, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "Sorting by id orders the items by ascending id, and in descending order by descending id.",
+			check: func(c *Client) error {
+				items, err := c.newItems(3)
+				if err != nil {
+					return err
+				}
+				ascending := byID(items)
+				return firstError(c.listIs(c.mine(c.ascending("id")), ascending...), c.listIs(c.mine(c.descending("id")), reversed(ascending)...))
+			},
+		},
+		{
+			ID: "list/sort-by-each-key", Tier: Reference, Keys: keySort | keyTag, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "Sorting by each key the description declares orders the items by its values, as numbers or as text, in any case if it says so, " +
+				"and in descending order in reverse, items that compare equal keeping ascending id order both ways.",
+			check: func(c *Client) error {
+				sorting := c.run.desc.Sort
+				var items []item // every item of the rule's, the values of each key in turn
+				for _, key := range sortedKeys(sorting.Keys) {
+					for _, value := range sorting.Keys[key] {
+						it, err := c.newItemFrom(c.fill(c.run.desc.Create.with(key, value)))
+						if err != nil {
+							return err
+						}
+						items = append(items, it)
+					}
+					ascending, descending := byID(items), byID(items)
+					slices.SortStableFunc(ascending, func(a, b item) int { return compareValues(a.members[key], b.members[key], sorting.IgnoreCase) })
+					slices.SortStableFunc(descending, func(a, b item) int { return compareValues(b.members[key], a.members[key], sorting.IgnoreCase) })
+					if err := firstError(c.listIs(c.mine(c.ascending(key)), ascending...), c.listIs(c.mine(c.descending(key)), descending...)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/sort-ties-by-id", Tier: Reference, Keys: keySort | keyTag, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "Items that sort equal keep ascending id order, in both directions.",
+			check: func(c *Client) error {
+				key := c.tieKey()
+				if key == "" {
+					return skipf("every sort key of the description is its unique field: no two items may have the same value")
+				}
+				value := c.run.desc.Sort.Keys[key][0]
+				var items []item
+				for range 3 {
+					it, err := c.newItemFrom(c.fill(c.run.desc.Create.with(key, value)))
 					if err != nil {
 						return err
 					}
-					users = append(users, u)
+					items = append(items, it)
 				}
-				ids := idsIn(users, 1, 2, 3, 0)
-				return firstError(c.mine("sort=email").listIDs(ids...), c.mine("sort=-email").listIDs(reversed(ids)...))
+				ascending := byID(items)
+				return firstError(c.listIs(c.mine(c.ascending(key)), ascending...), c.listIs(c.mine(c.descending(key)), ascending...))
 			},
 		},
 		{
-			ID: "list/sort-ties-by-id", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "Users that sort equal keep ascending id order, in both directions.",
+			ID: "list/bad-sort-400", Tier: Reference, Keys: keySort, Source: docListing, Doc: docListing,
+			Requirement: "A sort the list cannot do, by a key it does not declare, by nothing, or with the descending mark twice or of another value, is 400.",
 			check: func(c *Client) error {
-				users, err := c.newUsers("Kit Kim", "Kit Kim", "Kit Kim")
+				sorting := c.run.desc.Sort
+				queries := []string{sorting.Param + "=kit-no-such-key", sorting.Param + "="}
+				if sorting.Prefix != "" {
+					queries = append(queries, sorting.Param+"="+url.QueryEscape(sorting.Prefix+sorting.Prefix+"id"))
+				} else {
+					queries = append(queries, sorting.Param+"=id&"+sorting.Order+"=sideways")
+				}
+				return c.listRefuses(queries...)
+			},
+		},
+		{
+			ID: "list/page-slice", Tier: Reference, Keys: keyPaging | keyTag, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "The page number and size select that slice of the list: page 2 of 2 items a page holds its third and fourth items.",
+			check: func(c *Client) error {
+				if _, err := c.newItems(5); err != nil {
+					return err
+				}
+				whole, err := c.decodeListing(c.mine(""))
 				if err != nil {
 					return err
 				}
-				ids := idsIn(users, 0, 1, 2)
-				return firstError(c.mine("sort=name").listIDs(ids...), c.mine("sort=-name").listIDs(ids...))
+				return c.listIs(c.mine(c.page(2, 2)), whole.items[2:min(4, len(whole.items))]...)
 			},
 		},
 		{
-			ID: "list/page-envelope", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "With page or per_page, the envelope also carries page, per_page and total_pages.",
+			ID: "list/pages-of-the-whole-list", Tier: Reference, Keys: keyPaging | keyTag, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "The pages of a list, in its own order and (with sort) by descending id, are slices of the whole list of that query, and their total, where the list carries one, is its length.",
 			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3", "Kit 4", "Kit 5"); err != nil {
+				if _, err := c.newItems(3); err != nil {
 					return err
 				}
-				return c.mine("page=2&per_page=2").pageIs(2, 2, 3)
-			},
-		},
-		{
-			ID: "list/page-slice", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "page and per_page select that slice of the list: page 2 of 2 a page holds the third and fourth users.",
-			check: func(c *Client) error {
-				users, err := c.newUsers("Kit 1", "Kit 2", "Kit 3", "Kit 4", "Kit 5")
-				if err != nil {
-					return err
+				orders := []string{""}
+				if c.run.desc.Sort != nil {
+					orders = append(orders, c.descending("id"))
 				}
-				return c.mine("page=2&per_page=2").listIDs(idsIn(users, 2, 3)...)
-			},
-		},
-		{
-			ID: "list/page-total-counts-matches", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "When paged, total counts every user that matches, before paging.",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3", "Kit 4", "Kit 5"); err != nil {
-					return err
-				}
-				x := c.mine("page=2&per_page=2")
-				l, err := x.decodeList()
-				if err != nil {
-					return err
-				}
-				if l.Total != 5 {
-					return failf(x, "total 5, the users that match", fmt.Sprintf("total %d", l.Total))
-				}
-				return nil
-			},
-		},
-		{
-			ID: "list/total-pages", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "total_pages is total divided by per_page, rounded up: 0 when nothing matches.",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3", "Kit 4", "Kit 5"); err != nil {
-					return err
-				}
-				for _, tt := range []struct {
-					query              string
-					perPage, wantPages int64
-				}{{"per_page=2", 2, 3}, {"per_page=5", 5, 1}, {"per_page=1", 1, 5}, {"per_page=100", 100, 1}} {
-					if err := c.mine(tt.query).pageIs(1, tt.perPage, tt.wantPages); err != nil {
-						return err
-					}
-				}
-				return c.get(collection+"?q="+c.group+"-nobody&per_page=10").pageIs(1, 10, 0)
-			},
-		},
-		{
-			ID: "list/paging-defaults", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "page alone takes per_page 10, and per_page alone takes page 1.",
-			check: func(c *Client) error {
-				var users []user
-				for i := 1; i <= 11; i++ {
-					u, err := c.newUser(fmt.Sprint("Kit ", i))
+				for _, order := range orders {
+					whole, err := c.decodeListing(c.mine(order))
 					if err != nil {
 						return err
 					}
-					users = append(users, u)
-				}
-				first := c.mine("page=1")
-				if err := firstError(first.pageIs(1, 10, 2), first.listIDs(idsIn(users, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)...)); err != nil {
-					return err
-				}
-				three := c.mine("per_page=3")
-				return firstError(three.pageIs(1, 3, 4), three.listIDs(idsIn(users, 0, 1, 2)...))
-			},
-		},
-		{
-			ID: "list/page-past-the-end", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "A page past the end, however far (up to 2^63−1), is 200 with an empty data and the page asked for.",
-			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3"); err != nil {
-					return err
-				}
-				for _, page := range []string{"3", "9223372036854775807"} {
-					x := c.mine("per_page=2&page=" + page)
-					if err := x.listIDs(); err != nil {
-						return err
-					}
-					if l, _ := x.decodeList(); l.Page == nil || fmt.Sprint(*l.Page) != page {
-						return failf(x, "page "+page, x.summary())
+					n := len(whole.items)
+					for page, want := range [][]item{whole.items[:min(2, n)], whole.items[min(2, n):min(4, n)]} {
+						x := c.mine(strings.TrimPrefix(order+"&"+c.page(page+1, 2), "&"))
+						if err := c.listIs(x, want...); err != nil {
+							return err
+						}
+						if l, _ := c.decodeListing(x); l.total != nil && *l.total != int64(n) {
+							return failf(x, fmt.Sprintf("a total of %d, the length of the whole list", n), fmt.Sprintf("a total of %d", *l.total))
+						}
 					}
 				}
 				return nil
 			},
 		},
 		{
-			ID: "list/link-relations", Tier: Reference, Source: "RFC 8288; " + docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "A page carries a Link header with first and last (page 1 when nothing matches), prev when page > 1 and next when page < total_pages.",
+			ID: "list/page-total-counts-matches", Tier: Reference, Keys: keyPaging | keyTag, Source: docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "A page's total (list.total, or paging.total_header) counts every item that matches, before paging.",
 			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2", "Kit 3", "Kit 4", "Kit 5"); err != nil {
+				header := c.run.desc.Paging.TotalHeader
+				if c.run.desc.missing(keyTotal) != 0 && header == "" {
+					return skipf("not declared (list.total or paging.total_header)")
+				}
+				if _, err := c.newItems(5); err != nil {
+					return err
+				}
+				x := c.mine(c.page(2, 2))
+				l, err := c.decodeListing(x)
+				switch {
+				case err != nil:
+					return err
+				case l.total == nil:
+					return failf(x, header+": 5", describeHeader(x.responseHeader, header))
+				case *l.total != 5:
+					return failf(x, "a total of 5, the items that match", fmt.Sprintf("a total of %d", *l.total))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/link-relations", Tier: Reference, Keys: keyPaging | keyTag, Source: "RFC 8288; " + docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "A page carries a Link header with first and last, prev when it is not the first and next when it is not the last: pages 1, 2 and 3 of 5 items, 2 a page.",
+			check: func(c *Client) error {
+				if _, err := c.newItems(5); err != nil {
 					return err
 				}
 				for _, tt := range []struct {
-					query string
-					want  map[string]string // the page of each relation
+					page int
+					want map[string]string // the page of each relation
 				}{
-					{"page=2&per_page=2", map[string]string{"first": "1", "prev": "1", "next": "3", "last": "3"}},
-					{"page=1&per_page=2", map[string]string{"first": "1", "next": "2", "last": "3"}},
-					{"page=3&per_page=2", map[string]string{"first": "1", "prev": "2", "last": "3"}},
-					{"page=9&per_page=2", map[string]string{"first": "1", "prev": "8", "last": "3"}},
+					{1, map[string]string{"first": "1", "next": "2", "last": "3"}},
+					{2, map[string]string{"first": "1", "prev": "1", "next": "3", "last": "3"}},
+					{3, map[string]string{"first": "1", "prev": "2", "last": "3"}},
 				} {
-					if err := c.mine(tt.query).linksAre(tt.want); err != nil {
+					if err := c.linksAre(c.mine(c.page(tt.page, 2)), c.run.desc.Paging.Page, tt.want); err != nil {
 						return err
 					}
 				}
-				return c.get(collection + "?q=" + c.group + "-nobody&page=1").linksAre(map[string]string{"first": "1", "last": "1"})
+				return nil
 			},
 		},
 		{
-			ID: "list/link-keeps-the-query", Tier: Reference, Source: docListing, Doc: docListing, Needs: OwnUsers,
-			Requirement: "The Link URIs are relative, /api/users?..., and keep q, email, sort and per_page.",
+			ID: "list/link-next-visits-each-once", Tier: Should, Keys: keyPaging | keyTag, Source: "RFC 8288 §3.3", Doc: docListing, Needs: OwnItems,
+			Requirement: "Following next from the first page visits every item of the list once, and ends: 5 items, 2 a page, in 3 pages.",
 			check: func(c *Client) error {
-				users, err := c.newUsers("Kit 1", "Kit 2", "Kit 3")
+				if _, err := c.newItems(5); err != nil {
+					return err
+				}
+				whole, err := c.decodeListing(c.mine(""))
 				if err != nil {
 					return err
 				}
-				for _, query := range []url.Values{
-					{"q": {c.group + "-"}, "sort": {"-name"}, "per_page": {"1"}, "page": {"2"}},
-					{"email": {users[0].Email}, "page": {"1"}, "per_page": {"5"}},
-				} {
-					x := c.get(collection + "?" + query.Encode())
-					targets := linkTargets(x)
-					if len(targets) == 0 {
-						return failf(x, "a Link header", describeHeader(x.responseHeader, "Link"))
+				x := c.mine(c.page(1, 2))
+				var visited []string
+				for pages := 1; ; pages++ {
+					l, err := c.decodeListing(x)
+					if err != nil {
+						return err
 					}
-					for rel, target := range targets {
-						u, err := url.Parse(target)
-						if err != nil || u.Scheme != "" || u.Host != "" || u.Path != collection {
-							return failf(x, "relative URIs of the list, /api/users?...", fmt.Sprintf("rel=%s: <%s>", rel, target))
+					visited = append(visited, l.ids()...)
+					if _, hasNext := linkTargets(x)["next"]; !hasNext {
+						break
+					}
+					next, onTheServer := x.linkURI("next")
+					if !onTheServer || pages == 3 {
+						return failf(x, "a next link to a page of this list, and none from page 3", describeHeader(x.responseHeader, "Link"))
+					}
+					x = c.get(next.RequestURI())
+				}
+				if !slices.Equal(visited, whole.ids()) {
+					return failf(x, "the items "+strings.Join(whole.ids(), ", ")+", each once", "the items "+strings.Join(visited, ", "))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "list/link-keeps-the-query", Tier: Reference, Keys: keyPaging | keyTag, Source: "RFC 8288; " + docListing, Doc: docListing, Needs: OwnItems,
+			Requirement: "The Link URIs, relative or absolute, name the collection and keep every parameter of the query but the page: filters, sort and size.",
+			check: func(c *Client) error {
+				items, err := c.newItems(3)
+				if err != nil {
+					return err
+				}
+				paging := c.run.desc.Paging
+				// The rule's own items, 1 a page, in pages that a Link must join; and, where the
+				// description has another filter, a page of one item, whose links, if any, keep it.
+				pages := url.Values{c.run.desc.Tag.Filter: {c.group}, paging.Size: {"1"}, paging.Page: {"2"}}
+				if c.run.desc.Sort != nil {
+					descending, _ := url.ParseQuery(c.descending("id"))
+					for name, values := range descending {
+						pages[name] = values
+					}
+				}
+				x := c.get(c.collection() + "?" + pages.Encode())
+				if len(linkTargets(x)) == 0 {
+					return failf(x, "a Link header", describeHeader(x.responseHeader, "Link"))
+				}
+				queries := []url.Values{pages}
+				for _, name := range sortedKeys(c.run.desc.Filters) {
+					if name != c.run.desc.Tag.Filter {
+						value := textOf(items[0].members[c.run.desc.Filters[name].Fields[0]])
+						queries = append(queries, url.Values{name: {value}, paging.Page: {"1"}, paging.Size: {"5"}})
+						break
+					}
+				}
+				for _, query := range queries {
+					x := c.get(c.collection() + "?" + query.Encode())
+					for rel := range linkTargets(x) {
+						u, onTheServer := x.linkURI(rel)
+						if !onTheServer || u.Path != c.collection() {
+							return failf(x, "links to the collection, "+c.collection()+"?...", describeHeader(x.responseHeader, "Link"))
 						}
 						for name := range query {
-							if name != "page" && u.Query().Get(name) != query.Get(name) {
-								return failf(x, fmt.Sprintf("rel=%s keeping %s=%s", rel, name, query.Get(name)), fmt.Sprintf("<%s>", target))
+							if name != paging.Page && u.Query().Get(name) != query.Get(name) {
+								return failf(x, fmt.Sprintf("rel=%s keeping %s=%s", rel, name, query.Get(name)), describeHeader(x.responseHeader, "Link"))
 							}
 						}
 					}
@@ -411,124 +358,196 @@ func listRules() []Rule {
 			},
 		},
 		{
-			ID: "list/304-carries-link", Tier: Reference, Source: "RFC 9110 §15.4.5; " + docListing, Doc: docListing, Needs: OwnUsers,
+			ID: "list/304-carries-link", Tier: Reference, Keys: keyPaging | keyTag, Source: "RFC 9110 §15.4.5; " + docListing, Doc: docListing, Needs: OwnItems,
 			Requirement: "The 304 of a page carries the Link header its 200 carries: RFC 9110 §15.4.5 has a 304 send the fields a 200 would, that a cache updates.",
 			check: func(c *Client) error {
-				if _, err := c.newUsers("Kit 1", "Kit 2"); err != nil {
+				if _, err := c.newItems(2); err != nil {
 					return err
 				}
-				target := collection + "?q=" + c.group + "-&page=1&per_page=1"
+				target := c.ownList() + "&" + c.page(1, 1)
 				page := c.get(target)
-				etag, err := page.etag()
-				if err != nil {
+				if err := page.headerPresent("ETag"); err != nil {
 					return err
 				}
-				x := c.get(target, "If-None-Match", etag)
+				x := c.get(target, "If-None-Match", page.responseHeader.Get("ETag"))
 				return firstError(x.statusIs(http.StatusNotModified), x.headerIs("Link", page.responseHeader.Get("Link")))
 			},
 		},
-		listRefusal("list/bad-page-400", "page must be a whole number from 1 up, in canonical form (not 0, -1, 01, +1, 1.0, abc, empty, or beyond 2^63−1): else 400.",
-			"page=0", "page=-1", "page=01", "page=%2B1", "page=1.0", "page=abc", "page=", "page=9223372036854775808"),
-		listRefusal("list/bad-per-page-400", "per_page must be a whole number from 1 to 100, in canonical form (not 0, 101, 010, abc or empty): else 400.",
-			"per_page=0", "per_page=101", "per_page=010", "per_page=abc", "per_page="),
-		listRefusal("list/bad-sort-400", "sort must be id, name or email, with - for descending (not age, Name, +name, --id or empty): else 400.",
-			"sort=age", "sort=Name", "sort=%2Bname", "sort=--id", "sort="),
-		listRefusal("list/empty-email-400", "An empty email is 400: it names no address to look for.", "email="),
-		listRefusal("list/unknown-parameter-400", "A parameter the list does not take (pgae, limit, Page) is 400, so a typo never returns everything.",
-			"pgae=2", "limit=10", "Page=2"),
-		listRefusal("list/repeated-parameter-400", "A parameter given twice is 400.",
-			"page=1&page=2", "page=1&page=1", "q=a&q=b", "sort=id&sort=name"),
-		listRefusal("list/malformed-query-400", "A query that cannot be parsed (a bad percent escape) is 400.",
-			"page=%zz", "q=%"),
 		{
-			ID: "list/etag-follows-the-list", Tier: Reference, Source: docConditional, Doc: docConditional, Needs: OwnUsers,
-			Requirement: "The list's ETag follows the list: equal lists have equal ETags, and a change to a user in it changes it.",
+			ID: "list/bad-page-400", Tier: Reference, Keys: keyPaging, Source: docListing, Doc: docListing,
+			Requirement: "A page number that is not a whole number from 1 (0, -1, abc, or empty) is 400.",
 			check: func(c *Client) error {
-				users, err := c.newUsers("Kit Ann", "Kit Bob")
-				if err != nil {
-					return err
+				page := c.run.desc.Paging.Page
+				return c.listRefuses(page+"=0", page+"=-1", page+"=abc", page+"=")
+			},
+		},
+		{
+			ID: "list/bad-size-400", Tier: Reference, Keys: keyPaging, Source: docListing, Doc: docListing,
+			Requirement: "A page size that is not a whole number from 1 to the largest the description declares (0, abc, empty, or one more than the largest) is 400.",
+			check: func(c *Client) error {
+				paging := c.run.desc.Paging
+				queries := []string{paging.Size + "=0", paging.Size + "=abc", paging.Size + "="}
+				if paging.MaxSize > 0 {
+					queries = append(queries, paging.Size+"="+strconv.Itoa(paging.MaxSize+1))
 				}
-				first, err := c.currentTag(collection + "?q=" + c.group + "-")
-				if err != nil {
-					return err
+				return c.listRefuses(queries...)
+			},
+		},
+		{
+			ID: "list/unknown-parameter-400", Tier: Reference, Source: docListing, Doc: docListing,
+			Requirement: "A parameter the list does not take (kit-unknown, or the page parameter misspelt or in another case) is 400, so a typo never returns everything.",
+			check: func(c *Client) error {
+				queries := []string{"kit-unknown=1"}
+				if paging := c.run.desc.Paging; paging != nil {
+					queries = append(queries, misspelt(paging.Page)+"=2", otherCase(paging.Page)+"=2")
 				}
-				if err := c.mine("sort=id").headerIs("ETag", first); err != nil {
-					return err
-				}
-				if other := c.mine("sort=-id"); other.responseHeader.Get("ETag") == first {
-					return failf(other, "an ETag other than that of the list in id order, "+first, "ETag: "+first)
-				}
-				c.write(http.MethodPatch, users[0].path(), `{"name":"Kit Ann Lee"}`)
-				if changed := c.mine(""); changed.responseHeader.Get("ETag") == first {
-					return failf(changed, "an ETag other than "+first+", since a user changed", "ETag: "+first)
-				}
-				return nil
+				return c.listRefuses(queries...)
 			},
 		},
 	}
 }
 
-// listRefusal makes a rule that each query of the list is 400 with the error body.
-func listRefusal(id, requirement string, queries ...string) Rule {
-	return Rule{ID: id, Tier: Reference, Source: docListing, Doc: docListing, Requirement: requirement,
-		check: func(c *Client) error {
-			for _, query := range queries {
-				if err := c.get(collection + "?" + query).statusIs(http.StatusBadRequest); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
-}
-
-// idsIn returns the ids of users at these indexes, in this order.
-func idsIn(users []user, indexes ...int) []int64 {
-	ids := make([]int64, len(indexes))
-	for i, index := range indexes {
-		ids[i] = users[index].ID
+// filterValues are the values a filter is tried with, from an item: for each field, its value, the
+// same in other case, and a part of it; and for a filter that contains, nothing at all.
+func filterValues(f FilterKey, it item) []string {
+	var values []string
+	for _, field := range f.Fields {
+		value := textOf(it.members[field])
+		values = append(values, value)
+		if other := otherCase(value); other != value {
+			values = append(values, other)
+		}
+		if runes := []rune(value); len(runes) > 2 {
+			values = append(values, string(runes[1:len(runes)-1]))
+		}
 	}
-	return ids
+	if f.Match == "contains" {
+		values = append(values, "")
+	}
+	return values
 }
 
-func reversed(ids []int64) []int64 {
-	r := slices.Clone(ids)
-	slices.Reverse(r)
-	return r
-}
-
-// pageIs checks a page's numbers: page, per_page and total_pages.
-func (x *reply) pageIs(page, perPage, totalPages int64) error {
-	l, err := x.decodeList()
+// filtersKeep checks that the list filtered by query keeps only items every filter of the query
+// keeps, and all of the rule's own items that they keep.
+func (c *Client) filtersKeep(own []item, query url.Values) error {
+	keeps := func(it item) bool {
+		for _, name := range sortedKeys(query) {
+			if !c.run.desc.Filters[name].keeps(it, query.Get(name)) {
+				return false
+			}
+		}
+		return true
+	}
+	x := c.get(c.collection() + "?" + query.Encode())
+	l, err := c.decodeListing(x)
 	if err != nil {
 		return err
 	}
-	want := fmt.Sprintf("page %d, per_page %d, total_pages %d", page, perPage, totalPages)
-	if l.Page == nil || l.PerPage == nil || l.TotalPages == nil || *l.Page != page || *l.PerPage != perPage || *l.TotalPages != totalPages {
-		return failf(x, want, x.summary())
+	var want []string
+	for _, it := range own {
+		if keeps(it) {
+			want = append(want, it.ID)
+		}
+	}
+	expected := fmt.Sprintf("only items the filters keep, the items %v of the rule's among them", want)
+	if i := slices.IndexFunc(l.items, func(it item) bool { return !keeps(it) }); i >= 0 {
+		return failf(x, expected, "the item "+l.items[i].String())
+	}
+	for _, id := range want {
+		if !slices.Contains(l.ids(), id) {
+			return failf(x, expected, "the items "+describeItems(l.items))
+		}
 	}
 	return nil
 }
 
-var linkValue = regexp.MustCompile(`<([^>]*)>\s*;\s*rel="?([a-z]+)"?`)
-
-// linkTargets reads the Link header (RFC 8288): the target of each relation.
-func linkTargets(x *reply) map[string]string {
-	targets := map[string]string{}
-	for _, m := range linkValue.FindAllStringSubmatch(strings.Join(x.responseHeader.Values("Link"), ", "), -1) {
-		targets[m[2]] = m[1]
+// listRefuses checks that each query of the list is 400.
+func (c *Client) listRefuses(queries ...string) error {
+	for _, query := range queries {
+		if err := c.get(c.collection() + "?" + query).statusIs(http.StatusBadRequest); err != nil {
+			return err
+		}
 	}
-	return targets
+	return nil
 }
 
-// linksAre checks the relations of a Link header and the page each names.
-func (x *reply) linksAre(want map[string]string) error {
+// ascending and descending are the query that sorts by key in that order, as the description
+// writes it: sort=name and sort=-name, or _sort=name&_order=asc and _sort=name&_order=desc.
+func (c *Client) ascending(key string) string {
+	sorting := c.run.desc.Sort
+	if sorting.Prefix != "" {
+		return url.QueryEscape(sorting.Param) + "=" + url.QueryEscape(key)
+	}
+	return url.QueryEscape(sorting.Param) + "=" + url.QueryEscape(key) + "&" + url.QueryEscape(sorting.Order) + "=asc"
+}
+
+func (c *Client) descending(key string) string {
+	sorting := c.run.desc.Sort
+	if sorting.Prefix != "" {
+		return url.QueryEscape(sorting.Param) + "=" + url.QueryEscape(sorting.Prefix+key)
+	}
+	return url.QueryEscape(sorting.Param) + "=" + url.QueryEscape(key) + "&" + url.QueryEscape(sorting.Order) + "=desc"
+}
+
+// page is the query of a page, its number from 1 and its size.
+func (c *Client) page(number, size int) string {
+	paging := c.run.desc.Paging
+	return fmt.Sprintf("%s=%d&%s=%d", url.QueryEscape(paging.Page), number, url.QueryEscape(paging.Size), size)
+}
+
+// tieKey is a sort key two items may share a value of: the first, by name, that is not the
+// unique field; "" when there is none.
+func (c *Client) tieKey() string {
+	for _, key := range sortedKeys(c.run.desc.Sort.Keys) {
+		if c.run.desc.Unique == nil || key != c.run.desc.Unique.Field {
+			return key
+		}
+	}
+	return ""
+}
+
+// linkURI returns the URI of a relation of the Link header, resolved against the request's (RFC
+// 8288 §3.2), when it is on the same server.
+func (x *reply) linkURI(rel string) (*url.URL, bool) {
+	base, _ := url.Parse(x.url)
+	target, err := base.Parse(linkTargets(x)[rel])
+	return target, err == nil && target.Scheme == base.Scheme && target.Host == base.Host
+}
+
+// linksAre checks the relations of a Link header and the page each names, by the page parameter.
+func (c *Client) linksAre(x *reply, pageParam string, want map[string]string) error {
 	got := map[string]string{}
-	for rel, target := range linkTargets(x) {
-		u, _ := url.Parse(target)
-		got[rel] = u.Query().Get("page")
+	for rel := range linkTargets(x) {
+		u, _ := x.linkURI(rel)
+		got[rel] = u.Query().Get(pageParam)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		return failf(x, fmt.Sprintf("Link relations to the pages %v", want), describeHeader(x.responseHeader, "Link"))
 	}
 	return nil
+}
+
+// misspelt is a parameter's name with two letters swapped, as a typo would: page is pgae.
+func misspelt(name string) string {
+	letters := strings.TrimLeftFunc(name, func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(letters) < 3 {
+		return name + "x"
+	}
+	at := len(name) - len(letters)
+	return name[:at+1] + name[at+2:at+3] + name[at+1:at+2] + name[at+3:]
+}
+
+// otherCase is s in upper case, or in lower case when it is in upper case already.
+func otherCase(s string) string {
+	if upper := strings.ToUpper(s); upper != s {
+		return upper
+	}
+	return strings.ToLower(s)
+}
+
+// reversed returns the items in the other order.
+func reversed(items []item) []item {
+	r := slices.Clone(items)
+	slices.Reverse(r)
+	return r
 }

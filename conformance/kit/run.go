@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,12 +18,15 @@ import (
 	"time"
 )
 
-// Config says which server to check, with which tokens.
+// Config says which server to check, what it serves, and with which tokens.
 type Config struct {
-	// URL is the base URL of the server: the users are at URL + "/api/users".
+	// URL is the base URL of the server: the collection is at URL + Description.Collection.
 	URL string
+	// Description names the collection and what its API declares (description.go).
+	Description *Description
 	// WriteToken may read and write. ReadToken may only read; a server with one token for both
-	// roles has none, and the rules of roles are then skipped.
+	// roles has none, and the rules of roles are then skipped. An API whose description declares
+	// no auth is sent neither.
 	WriteToken, ReadToken string
 	// Origin is the page origin the CORS rules send. A server that does not allow it skips them.
 	Origin string
@@ -34,7 +36,7 @@ type Config struct {
 	CACert string
 	// Baseline lists the rules known to fail: they are reported, but do not fail the run.
 	Baseline Baseline
-	// Keep leaves the users of the run in place at its end, so that a failure's curl line can be
+	// Keep leaves the items of the run in place at its end, so that a failure's curl line can be
 	// sent again afterwards; the report says so, and how to find them.
 	Keep bool
 }
@@ -111,14 +113,15 @@ type Exchange struct {
 
 // A Report is the outcome of a run.
 type Report struct {
-	Version  string
-	URL      string
-	Tag      string // in the e-mail of every user the run created
-	Results  []Result
-	Duration time.Duration
-	// Leftovers names the users the run created and could not delete, and why.
+	Version     string
+	URL         string
+	Description *Description
+	Tag         string // in every item the run created
+	Results     []Result
+	Duration    time.Duration
+	// Leftovers names the items the run created and could not delete, and why.
 	Leftovers []string
-	// Kept is true when the run left its users in place, as Config.Keep asked.
+	// Kept is true when the run left its items in place, as Config.Keep asked.
 	Kept bool
 }
 
@@ -142,15 +145,16 @@ func (r *Report) Failed() bool {
 	return slices.ContainsFunc(r.Results, func(result Result) bool { return result.Status == Failed && !result.Known })
 }
 
-// runner is one run: the configuration, the HTTP client, the run's tag, and the users it made.
+// runner is one run: the configuration, the HTTP client, the run's tag, and the items it made.
 // Rules run one after another, so nothing here is shared between goroutines.
 type runner struct {
 	cfg  Config
-	base string // cfg.URL without a trailing slash
+	desc *Description // cfg.Description
+	base string       // cfg.URL without a trailing slash
 	http *http.Client
 	tag  string // kit-<8 hex digits>
 
-	createdIDs []int64 // every id a POST answered 2xx with, to delete at the end
+	createdIDs []string // every id a POST answered 2xx with, to delete at the end
 
 	rootCAs        *x509.CertPool    // the certificates of cfg.CACert; nil for the system's
 	tokens         *strings.Replacer // puts the tokens in for their variables (tokens.go)
@@ -160,17 +164,21 @@ type runner struct {
 	corsRefusal error // why the CORS rules are skipped, once probed; nil when the origin is allowed
 }
 
-// Run checks the rules against the server in cfg, one after another, then deletes every user the
-// run created, even when rules failed. It returns an error only when the run could not proceed:
-// a configuration that names no server, no server at the URL, a token refused on the first
-// request, or ctx ended.
+// Run checks the rules against the server in cfg, one after another, then deletes every item the
+// run created, even when rules failed. The rules are those RulesFor gives for the description, or
+// some of them. It returns an error only when the run could not proceed: a configuration that
+// names no server or no description, no server at the URL, a token refused on the first request,
+// or ctx ended.
 func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 	base, err := baseURL(cfg.URL)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.WriteToken == "" {
-		return nil, errors.New("no write token: the kit needs a token that may read and write")
+	switch {
+	case cfg.Description == nil:
+		return nil, errors.New("no description: the kit needs one to know what to check")
+	case cfg.Description.Auth != nil && cfg.WriteToken == "":
+		return nil, errors.New("no write token: the description declares auth, and the kit needs a token that may read and write")
 	}
 	rootCAs, err := loadCACert(cfg.CACert)
 	if err != nil {
@@ -178,6 +186,7 @@ func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 	}
 	r := &runner{
 		cfg:  cfg,
+		desc: cfg.Description,
 		base: base,
 		tag:  "kit-" + randomHex(4),
 		http: &http.Client{
@@ -197,7 +206,7 @@ func Run(ctx context.Context, cfg Config, rules []Rule) (*Report, error) {
 	if err := r.reach(ctx); err != nil {
 		return nil, err
 	}
-	report := &Report{Version: Version, URL: cfg.URL, Tag: r.tag}
+	report := &Report{Version: Version, URL: cfg.URL, Description: cfg.Description, Tag: r.tag}
 	for i, rule := range rules {
 		if ctx.Err() != nil {
 			break
@@ -223,26 +232,49 @@ func baseURL(raw string) (string, error) {
 	return strings.TrimSuffix(raw, "/"), nil
 }
 
-// reach makes the first request with each token: the run cannot proceed without a server that
-// takes them.
+// reach makes the first request: the run cannot proceed without a server that answers it. On an
+// API with authentication it makes it with each token, which the server must take; on one without,
+// it makes it with none, which the server must not ask for.
 func (r *runner) reach(ctx context.Context) error {
-	tokens := []struct{ name, token string }{{"USERS_WRITE_TOKEN", r.cfg.WriteToken}, {"USERS_READ_TOKEN", r.cfg.ReadToken}}
-	for _, t := range tokens {
+	if r.desc.Auth == nil {
+		x := r.firstRequest(ctx, http.Header{})
+		if x.err == nil && (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) {
+			return fmt.Errorf("GET %s answered %d, asking for a token: if the API takes bearer tokens, declare auth in the description", r.desc.Collection, x.status)
+		}
+		return r.answered(x)
+	}
+	for _, t := range []struct{ name, token string }{{"USERS_WRITE_TOKEN", r.cfg.WriteToken}, {"USERS_READ_TOKEN", r.cfg.ReadToken}} {
 		if t.token == "" {
 			continue
 		}
-		x := &reply{method: http.MethodGet, url: r.base + collection, header: http.Header{"Authorization": {"Bearer $" + t.name}}}
-		r.exchange(ctx, x)
-		switch {
-		case x.err != nil && untrustedCertificate(x.err) != "":
-			return fmt.Errorf("the server at %s answered, but %s", r.cfg.URL, untrustedCertificate(x.err))
-		case x.err != nil:
-			return fmt.Errorf("no server answers at %s: %v", r.cfg.URL, x.err)
-		case x.status == http.StatusUnauthorized || x.status == http.StatusForbidden:
-			return fmt.Errorf("the server refused %s on the first request: GET %s answered %d", t.name, collection, x.status)
-		case x.status == http.StatusNotFound:
-			return fmt.Errorf("GET %s%s answered 404: give the base URL, without /api/users", r.cfg.URL, collection)
+		x := r.firstRequest(ctx, http.Header{"Authorization": {"Bearer $" + t.name}})
+		if x.err == nil && (x.status == http.StatusUnauthorized || x.status == http.StatusForbidden) {
+			return fmt.Errorf("the server refused %s on the first request: GET %s answered %d", t.name, r.desc.Collection, x.status)
 		}
+		if err := r.answered(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstRequest GETs the collection with these header lines.
+func (r *runner) firstRequest(ctx context.Context, header http.Header) *reply {
+	x := &reply{method: http.MethodGet, url: r.base + r.desc.Collection, header: header}
+	r.exchange(ctx, x)
+	return x
+}
+
+// answered says why the first request shows that the run cannot proceed, or returns nil.
+func (r *runner) answered(x *reply) error {
+	switch {
+	case x.err != nil && untrustedCertificate(x.err) != "":
+		return fmt.Errorf("the server at %s answered, but %s", r.cfg.URL, untrustedCertificate(x.err))
+	case x.err != nil:
+		return fmt.Errorf("no server answers at %s: %v", r.cfg.URL, x.err)
+	case x.status == http.StatusNotFound:
+		return fmt.Errorf("GET %s%s answered 404: give the base URL, without %s, and the description's collection as the server has it",
+			r.cfg.URL, r.desc.Collection, r.desc.Collection)
 	}
 	return nil
 }
@@ -291,7 +323,8 @@ func (r *runner) check(ctx context.Context, i int, rule Rule) (result Result) {
 		result.Status, result.Reason = Skipped, r.hide(err.Error())
 		return result
 	}
-	c := &Client{run: r, ctx: ctx, rule: rule, group: fmt.Sprintf("%s-%d", r.tag, i+1)}
+	// Three digits, so that no rule's tag holds another's: kit-1a2b3c4d-005 is not in kit-1a2b3c4d-057.
+	c := &Client{run: r, ctx: ctx, rule: rule, group: fmt.Sprintf("%s-%03d", r.tag, i+1)}
 	err := runCheck(c)
 	var failed *failure
 	var skipped *skip
@@ -329,8 +362,12 @@ func runCheck(c *Client) (err error) {
 	return c.rule.check(c)
 }
 
-// unmetNeed returns a skip when the run cannot give the rule what it needs.
+// unmetNeed returns a skip when the description does not declare a key the rule needs, or the run
+// cannot give it what it needs.
 func (r *runner) unmetNeed(ctx context.Context, rule Rule) error {
+	if missing := r.desc.missing(rule.Keys); missing != 0 {
+		return skipf("not declared (%s)", missing)
+	}
 	if rule.Needs&ReadToken != 0 && r.cfg.ReadToken == "" {
 		return skipf("USERS_READ_TOKEN is not set: give a token that may only read to check the rules of roles")
 	}
@@ -345,8 +382,10 @@ func (r *runner) unmetNeed(ctx context.Context, rule Rule) error {
 func (r *runner) originAllowed(ctx context.Context) error {
 	if !r.corsProbed {
 		r.corsProbed = true
-		x := &reply{method: http.MethodGet, url: r.base + collection,
-			header: http.Header{"Authorization": {"Bearer " + r.readTokenVariable()}, "Origin": {r.cfg.Origin}}}
+		x := &reply{method: http.MethodGet, url: r.base + r.desc.Collection, header: http.Header{"Origin": {r.cfg.Origin}}}
+		if r.desc.Auth != nil {
+			x.header.Set("Authorization", "Bearer "+r.readTokenVariable())
+		}
 		r.exchange(ctx, x)
 		if allowed := x.responseHeader.Get("Access-Control-Allow-Origin"); r.cfg.Origin == "" || allowed != r.cfg.Origin && allowed != "*" {
 			r.corsRefusal = skipf("the server does not allow the origin %q: start it with CORS on for that origin to check these", r.cfg.Origin)
@@ -355,46 +394,56 @@ func (r *runner) originAllowed(ctx context.Context) error {
 	return r.corsRefusal
 }
 
-// created notes the id of a user a POST made, to delete it at the end.
+// created notes the id of an item a POST made, to delete it at the end.
 func (r *runner) created(body []byte) {
-	var u struct {
-		ID int64 `json:"id"`
-	}
-	if json.Unmarshal(body, &u) == nil && u.ID > 0 {
-		r.createdIDs = append(r.createdIDs, u.ID)
+	value, _ := decodeValue(body)
+	if it, ok := itemOf(value); ok {
+		r.createdIDs = append(r.createdIDs, it.ID)
 	}
 }
 
-// cleanUp deletes every user the run created: the ids POSTs answered with, and any user in the list
-// whose name or e-mail carries the run's tag (a server may create a user and answer otherwise). It
-// returns what it could not delete.
+// cleanUp deletes every item the run created: the ids POSTs answered with, and any item in the
+// list that carries the run's tag (a server may create an item and answer otherwise), looked for
+// in the whole list and through the tag filter. It returns what it could not delete.
 func (r *runner) cleanUp() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	c := &Client{run: r, ctx: ctx, rule: Rule{ID: "clean-up", Needs: OwnItems}, group: r.tag}
 	ids := slices.Clone(r.createdIDs)
-	for _, target := range []string{collection, collection + "?q=" + r.tag} {
-		x := &reply{method: http.MethodGet, url: r.base + target, header: http.Header{"Authorization": {"Bearer " + writeTokenVar}}}
-		r.exchange(ctx, x)
-		list, err := x.decodeList()
+	lists := []*reply{c.get(r.desc.Collection)}
+	if r.desc.Tag != nil {
+		lists = append(lists, c.mine(""))
+	}
+	for _, x := range lists {
+		l, err := c.decodeListing(x)
 		if err != nil {
 			continue
 		}
-		for _, u := range list.Data {
-			if strings.Contains(strings.ToLower(u.Email), r.tag) || strings.Contains(strings.ToLower(u.Name), r.tag) {
-				ids = append(ids, u.ID)
+		for _, it := range l.items {
+			if holdsTag(it, r.tag) {
+				ids = append(ids, it.ID)
 			}
 		}
 	}
 	slices.Sort(ids)
 	var leftovers []string
 	for _, id := range slices.Compact(ids) {
-		x := &reply{method: http.MethodDelete, url: r.base + user{ID: id}.path(), header: http.Header{"Authorization": {"Bearer " + writeTokenVar}}}
-		r.exchange(ctx, x)
+		x := c.remove(c.itemPath(id))
 		if x.status/100 != 2 && x.status != http.StatusNotFound {
-			leftovers = append(leftovers, fmt.Sprintf("user %d: DELETE answered %s", id, x.summary()))
+			leftovers = append(leftovers, fmt.Sprintf("%s: DELETE answered %s", c.itemPath(id), x.summary()))
 		}
 	}
 	return leftovers
+}
+
+// holdsTag reports whether one of an item's strings holds the tag, in any case.
+func holdsTag(it item, tag string) bool {
+	for _, value := range it.members {
+		if s, ok := value.(string); ok && strings.Contains(strings.ToLower(s), tag) {
+			return true
+		}
+	}
+	return false
 }
 
 // reportExchange is the report's copy of x: the request as the kit wrote it, with the tokens'

@@ -40,10 +40,10 @@ func TestTokensAreSentInPlaceOfTheirVariables(t *testing.T) {
 	var rules []Rule
 	for i, tt := range tests {
 		rules = append(rules, rule("test/sends", 0, func(c *Client) error {
-			return failf(c.anonymously(http.MethodGet, collection, "Authorization", tt.written, "X-Kit-Case", strconv.Itoa(i)), "", "")
+			return failf(c.anonymously(http.MethodGet, usersCollection, "Authorization", tt.written, "X-Kit-Case", strconv.Itoa(i)), "", "")
 		}))
 	}
-	report := run(t, Config{URL: server.URL, WriteToken: "ab", ReadToken: "r"}, rules...)
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: "ab", ReadToken: "r"}, rules...)
 	for i, tt := range tests {
 		e := report.Results[i].Exchange
 		if got := take(i); got != tt.sent {
@@ -72,12 +72,12 @@ func TestTokensAreSentInPlaceOfTheirVariables(t *testing.T) {
 func TestReportHidesATokenOnlyWhereItWasSent(t *testing.T) {
 	fake, server := newFakeServer(t)
 	fake.tokens = map[string]bool{"w": true, "r": true}
-	report := run(t, Config{URL: server.URL, WriteToken: "w", ReadToken: "r"},
+	report := run(t, Config{URL: server.URL, Description: UsersDescription(), WriteToken: "w", ReadToken: "r"},
 		rule("test/token-echoed", 0, func(c *Client) error {
 			// bearer in lower case is unknown to the fake: it answers 401 and echoes the value
-			return c.anonymously(http.MethodGet, collection, "Authorization", "bearer "+writeTokenVar).statusIs(http.StatusOK)
+			return c.anonymously(http.MethodGet, usersCollection, "Authorization", "bearer "+writeTokenVar).statusIs(http.StatusOK)
 		}),
-		rule("test/read", 0, func(c *Client) error { return failf(c.get(collection), "", "") }))
+		rule("test/read", 0, func(c *Client) error { return failf(c.get(usersCollection), "", "") }))
 	echoed, read := report.Results[0], report.Results[1]
 	for _, tt := range []struct{ what, got, want string }{
 		{"Got", echoed.Got, `401 Unauthorized, body {"error":"unknown token bearer $USERS_WRITE_TOKEN"}`},
