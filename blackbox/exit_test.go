@@ -18,8 +18,8 @@ import (
 
 // The exit status is 2 for a mistake of usage or configuration, 1 for anything else that stops the
 // program (an address in use; a data file it cannot use: crash_test.go), and 0 for -h and
-// -version. An error is one line on stderr after "users: ", with nothing before it: no token, no
-// curl line.
+// -version. An error is one line on stderr after "users: ", then, where the program knows what to
+// do about it, one line of advice indented by two spaces; nothing before it: no token, no curl line.
 func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 	needsProgram(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,19 +33,20 @@ func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 		args   []string
 		tokens string // "" for none: the program would make two
 		want   int
+		advice string // in the line of advice; "" where the error comes alone
 	}{
-		{"-h", []string{"-h"}, "", 0},
-		{"-version", []string{"-version"}, "", 0},
-		{"an unknown log format", []string{"-log-format", "xml"}, "w:write", 2},
-		{"JSON logs with no USERS_TOKENS", []string{"-log-format", "json"}, "", 2},
-		{"an empty entry in USERS_TOKENS", []string{"-addr", "127.0.0.1:0"}, "w:write,", 2},
-		{"an unknown flag", []string{"-nope"}, "w:write", 2},
-		{"a delay that is not a duration", []string{"-delay", "abc"}, "w:write", 2},
-		{"an origin not written as a browser sends it", []string{"-cors-origin", "http://localhost:03000"}, "w:write", 2},
-		{"-tls-cert without -tls-key", []string{"-tls-cert", filepath.Join(dir, "cert.pem")}, "w:write", 2},
-		{"TLS files that are not there", []string{"-tls-cert", filepath.Join(dir, "cert.pem"), "-tls-key", filepath.Join(dir, "key.pem")}, "w:write", 2},
-		{"an address in use", []string{"-addr", taken.Addr().String()}, "w:write", 1},
-		{"an address in use, no tokens", []string{"-addr", taken.Addr().String()}, "", 1},
+		{"-h", []string{"-h"}, "", 0, ""},
+		{"-version", []string{"-version"}, "", 0, ""},
+		{"an unknown log format", []string{"-log-format", "xml"}, "w:write", 2, ""},
+		{"JSON logs with no USERS_TOKENS", []string{"-log-format", "json"}, "", 2, "set USERS_TOKENS"},
+		{"an empty entry in USERS_TOKENS", []string{"-addr", "127.0.0.1:0"}, "w:write,", 2, "TOKEN:ROLE"},
+		{"an unknown flag", []string{"-nope"}, "w:write", 2, "-h"},
+		{"a delay that is not a duration", []string{"-delay", "abc"}, "w:write", 2, "500ms"},
+		{"an origin not written as a browser sends it", []string{"-cors-origin", "http://localhost:03000"}, "w:write", 2, "http://localhost:3000"},
+		{"-tls-cert without -tls-key", []string{"-tls-cert", filepath.Join(dir, "cert.pem")}, "w:write", 2, "give both"},
+		{"TLS files that are not there", []string{"-tls-cert", filepath.Join(dir, "cert.pem"), "-tls-key", filepath.Join(dir, "key.pem")}, "w:write", 2, ""},
+		{"an address in use", []string{"-addr", taken.Addr().String()}, "w:write", 1, "port 0"},
+		{"an address in use, no tokens", []string{"-addr", taken.Addr().String()}, "", 1, "port 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,8 +55,13 @@ func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 				t.Errorf("exit status %d, want %d; stderr:\n%s", status, tt.want, p.log)
 			}
 			stdout, stderr := p.stdout.String(), p.log.String()
-			if tt.want != 0 && (stdout != "" || !strings.HasPrefix(stderr, "users: ") || strings.Count(stderr, "\n") != 1) {
-				t.Errorf("stdout %q and stderr %q: want the error alone, one line on stderr after \"users: \"", stdout, stderr)
+			if tt.want != 0 {
+				message, advice, _ := strings.Cut(strings.TrimSuffix(stderr, "\n"), "\n")
+				advised := strings.HasPrefix(advice, "  ") && !strings.Contains(advice, "\n") && strings.Contains(advice, tt.advice)
+				if stdout != "" || !strings.HasPrefix(message, "users: ") || (tt.advice == "") != (advice == "") || advice != "" && !advised {
+					t.Errorf("stdout %q and stderr %q: want the error alone on stderr, one line after \"users: \", then an indented line of advice naming %q (none if \"\")",
+						stdout, stderr, tt.advice)
+				}
 			}
 			if tt.args[0] == "-h" && strings.Count(stdout, "Usage:") != 1 {
 				t.Errorf("-h printed the usage %d times, want once", strings.Count(stdout, "Usage:"))
@@ -104,7 +110,7 @@ func TestSecondInterruptEndsTheProcessAtOnce(t *testing.T) {
 	}
 	p.signal(os.Interrupt)
 	eventually(t, 10*time.Second, "the stopping record", func() bool {
-		return len(p.records("stopping: finishing the requests in flight")) == 1
+		return len(p.records("stopping")) == 1
 	})
 
 	// The drain would take 10 s; a second signal must end it at once. The signal is sent again
