@@ -34,7 +34,6 @@ type docExchange struct {
 }
 
 func TestDocsShowWhatTheServiceSends(t *testing.T) {
-	needsProgram(t)
 	for _, page := range []string{"README.md", "docs/walkthrough.md", "docs/https.md"} {
 		t.Run(filepath.Base(page), func(t *testing.T) { // a subtest's name takes no "/"
 			file := filepath.Join("..", page) // the pages are the module's, one folder up

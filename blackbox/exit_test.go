@@ -21,7 +21,6 @@ import (
 // -version. An error is one line on stderr after "users: ", then, where the program knows what to
 // do about it, one line of advice indented by two spaces; nothing before it: no token, no curl line.
 func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
-	needsProgram(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +50,7 @@ func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := launch(t, tt.tokens, tt.args...)
-			if status := p.wait(20 * time.Second); status != tt.want {
+			if status := p.wait(); status != tt.want {
 				t.Errorf("exit status %d, want %d; stderr:\n%s", status, tt.want, p.log)
 			}
 			stdout, stderr := p.stdout.String(), p.log.String()
@@ -75,12 +74,12 @@ func TestExitStatusIs2ForUsageAnd1ForAnyOtherFailure(t *testing.T) {
 func TestASignalStopsTheProgramWithStatus0(t *testing.T) {
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := start(t, testTokens, "-log-format", "json")
+			p := start(t, testTokens)
 			p.signal(sig)
-			if status := p.wait(15 * time.Second); status != 0 {
+			if status := p.wait(); status != 0 {
 				t.Fatalf("exit status %d, want 0:\n%s", status, p.log)
 			}
-			if len(p.records("stopped")) != 1 {
+			if len(p.log.records("stopped")) != 1 {
 				t.Errorf("no \"stopped\" record:\n%s", p.log)
 			}
 		})
@@ -93,7 +92,7 @@ func TestSecondInterruptEndsTheProcessAtOnce(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT to send on Windows")
 	}
-	p := start(t, writeToken+":write", "-log-format", "json")
+	p := start(t, writeToken+":write")
 
 	// A request in flight that the drain waits for: a POST whose body never comes. The server's
 	// 100 Continue says that the handler has begun to read it.
@@ -104,34 +103,37 @@ func TestSecondInterruptEndsTheProcessAtOnce(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", writeToken)
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(patience))
 	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, "100 Continue") {
 		t.Fatalf("the server answered %q, %v; want 100 Continue", status, err)
 	}
 	p.signal(os.Interrupt)
-	eventually(t, 10*time.Second, "the stopping record", func() bool {
-		return len(p.records("stopping")) == 1
+	eventually(t, "the stopping record", func() bool {
+		return len(p.log.records("stopping")) == 1
 	})
 
-	// The drain would take 10 s; a second signal must end it at once. The signal is sent again
-	// until the process ends, since the default handling comes back just after the first one is
-	// handled, not at a moment the log shows.
-	deadline := time.After(5 * time.Second)
+	// The drain would take 10 s, and end with status 1, since the request never ends; a second
+	// signal must end the process, killed by SIGINT. The signal is sent again until the process
+	// ends, since the default handling comes back just after the first one is handled, not at a
+	// moment the log shows.
+	second := time.Now()
+	giveUp := time.After(patience)
 	resend := time.NewTicker(50 * time.Millisecond)
 	defer resend.Stop()
-	for {
+	for ended := false; !ended; {
 		p.signal(os.Interrupt)
 		select {
 		case <-p.exited:
-			if p.status != -1 {
-				t.Fatalf("the process ended with status %d, want it killed by the second SIGINT", p.status)
-			}
-			return
-		case <-deadline:
-			t.Fatal("the process still runs 5 s after the second SIGINT: it waits for the drain")
+			ended = true
 		case <-resend.C:
+		case <-giveUp:
+			t.Fatalf("the process still runs %v after the second SIGINT", patience)
 		}
 	}
+	if p.status != -1 {
+		t.Fatalf("the process ended with status %d, want it killed by the second SIGINT, not ended by the drain", p.status)
+	}
+	tookAtMost(t, "ending the process after the second SIGINT", time.Since(second), 2*time.Second)
 }
 
 // A stop waits for the requests in flight, a delayed one like any other, but not forever: at
@@ -149,17 +151,19 @@ func TestAStopWaitsAtMost10sMoreThanTheDelay(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", writeToken)
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(patience))
 	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, "100 Continue") {
 		t.Fatalf("the server answered %q, %v; want 100 Continue", status, err)
 	}
 
 	stopped := time.Now()
 	p.signal(syscall.SIGTERM)
-	if status := p.wait(bound + 5*time.Second); status != 1 {
+	if status := p.wait(); status != 1 {
 		t.Errorf("exit status %d, want 1 for a stop that cut a request:\n%s", status, p.log)
 	}
-	if took := time.Since(stopped); took < bound-100*time.Millisecond {
+	took := time.Since(stopped)
+	if took < bound-100*time.Millisecond {
 		t.Errorf("the program ended %v after SIGTERM, before its bound of %v", took, bound)
 	}
+	tookAtMost(t, "the stop", took, bound+2*time.Second)
 }
