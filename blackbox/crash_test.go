@@ -127,12 +127,12 @@ const (
 
 // The program, killed (SIGKILL) in the middle of a concurrent write load, leaves one whole JSON
 // document, and restarted on the same file still has every write it acknowledged, read back over
-// HTTP (docs/durability.md, "How a write is made durable"). In each of its rounds, writers
+// HTTP (docs/durability.md, "How a write is made durable"). In each of its rounds, crashWriters
 // goroutines each create users and then PUT, PATCH and DELETE their own, so every user has one
 // writer and its last acknowledged state is known; the round kills the server while the load
 // runs, restarts it on the same -data file, and compares what it has with what was acknowledged.
 func TestAKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
-	t.Parallel() // it waits, mostly, for the disk
+	t.Parallel() // it waits, mostly on the disk
 	path := filepath.Join(t.TempDir(), "users.json")
 	model := map[int64]*crashUser{} // every user ever acknowledged, deleted ones included
 	var owned [crashWriters][]*crashUser

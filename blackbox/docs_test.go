@@ -74,7 +74,7 @@ func TestDocsShowWhatTheServiceSends(t *testing.T) {
 
 // docServers are the servers a page talks to, each the built program started as the pages start
 // it, USERS_TOKENS="s3cr3t-w:write,s3cr3t-r:read" go run . -sample-data, and with -tls-cert and
-// -tls-key (tls_test.go's selfSigned) for https:// URLs. Each starts at the page's first command
+// -tls-key (selfSigned) for https:// URLs. Each starts at the page's first command
 // that needs it.
 type docServers struct {
 	t           *testing.T

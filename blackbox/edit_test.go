@@ -31,7 +31,7 @@ func saveAsAnEditorDoes(t *testing.T, path, text string) {
 // An edit that removes every user and leaves next_id out is served, and the ids given before it
 // are not given again, not even after a restart.
 func TestAnEditIsServedAndNoIDIsGivenTwiceAcrossARestart(t *testing.T) {
-	t.Parallel() // it waits, mostly
+	t.Parallel() // it waits for the program's look at the file, once a second
 	path := filepath.Join(t.TempDir(), "users.json")
 	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
@@ -78,7 +78,7 @@ func TestAWriteRightAfterASaveKeepsIt(t *testing.T) {
 // half-written; a write that comes in the pause is refused (503) and changes nothing, and once the
 // save is whole it is served, and the next write keeps it.
 func TestASaveWrittenInPlaceIsNeverReadHalfWritten(t *testing.T) {
-	t.Parallel() // it waits, mostly
+	t.Parallel() // it waits for the program's look at the file, once a second
 	path := filepath.Join(t.TempDir(), "users.json")
 	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
@@ -116,7 +116,7 @@ func TestASaveWrittenInPlaceIsNeverReadHalfWritten(t *testing.T) {
 // A save that cannot be loaded is logged with where it is broken; reads go on with the users as
 // they were, writes are refused (503) and the person's file is left as it is, until it is fixed.
 func TestABrokenSaveRefusesWritesUntilItIsFixed(t *testing.T) {
-	t.Parallel() // it waits, mostly
+	t.Parallel() // it waits for the program's look at the file, once a second
 	path := filepath.Join(t.TempDir(), "users.json")
 	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
@@ -147,7 +147,7 @@ func TestABrokenSaveRefusesWritesUntilItIsFixed(t *testing.T) {
 
 // Writes across several looks at the file, a thousand at least, are never taken for an edit.
 func TestTheProgramsOwnWritesAreNeverEdits(t *testing.T) {
-	t.Parallel() // it waits, mostly
+	t.Parallel() // it waits, mostly on the disk
 	path := filepath.Join(t.TempDir(), "users.json")
 	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)

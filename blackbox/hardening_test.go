@@ -35,16 +35,6 @@ import (
 	"time"
 )
 
-// statusIs reports whether status is what a table's want says: "404", "4xx", or "400 or 404".
-func statusIs(status int, want string) bool {
-	for _, w := range strings.Split(want, " or ") {
-		if w == strconv.Itoa(status) || strings.HasSuffix(w, "xx") && w[:1] == strconv.Itoa(status/100) {
-			return true
-		}
-	}
-	return false
-}
-
 // Bytes that net/http rejects before any handler runs get its own answer, and paths not in clean
 // form ServeMux's own redirect, whatever status the Go version gives it (docs/api.md, "Responses",
 // exempts both from the JSON body); whatever reaches the handler gets the JSON error body, and a
@@ -56,7 +46,7 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 	cases := []struct {
 		name    string
 		request string // {id} stands for the id of Ann, whom the service holds
-		want    string // "400"; "4xx" or "3xx or 4xx" where the Go version decides
+		want    string // "400"; "3xx", or "3xx or 4xx", where the Go version decides
 		json    bool   // the answer comes from the handler, so it is the JSON error body
 	}{
 		{"a bad escape in the path", "GET /api/users/%ZZ HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", "400", false},
@@ -108,7 +98,8 @@ func TestHostileBytesOnTheWireGetA4xx(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			answer, body := sendRaw(t, p.addr, strings.ReplaceAll(c.request, "{id}", strconv.FormatInt(ann.ID, 10)))
-			if !statusIs(answer.StatusCode, c.want) {
+			status := strconv.Itoa(answer.StatusCode)
+			if !strings.Contains(c.want, status) && !strings.Contains(c.want, status[:1]+"xx") {
 				t.Fatalf("status %d, want %s; body %.300s", answer.StatusCode, c.want, body)
 			}
 			if c.json {
@@ -694,7 +685,7 @@ func checkAfterLoad(t *testing.T, send client, ledger *loadLedger) string {
 // The writes take turns, each on the disk before it is answered, and what the clients were last
 // shown is what a restart finds.
 func TestConcurrentClientsKeepTheDataFileConsistent(t *testing.T) {
-	t.Parallel() // it waits, mostly
+	t.Parallel() // it waits, mostly on the disk
 	file := filepath.Join(t.TempDir(), "users.json")
 	p := start(t, testTokens, "-data", file)
 	send := newClient(t, p.url)

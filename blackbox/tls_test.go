@@ -470,7 +470,7 @@ func TestOverHTTP2TheHeaderLimitIsAnnouncedAndGosClientKeepsToIt(t *testing.T) {
 // order, so once a later request on the same connection is answered, the server has begun the
 // delayed one.
 func TestAStopWaitsForARequestInItsDelay(t *testing.T) {
-	t.Parallel() // it waits, mostly
+	t.Parallel() // it waits out the -delay
 	const delay = 2 * time.Second
 	cert := selfSigned(t)
 	program := start(t, testTokens, append(cert.flags(), "-delay", delay.String())...)
