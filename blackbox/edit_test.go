@@ -39,6 +39,9 @@ func TestAnEditIsServedAndNoIDIsGivenTwiceAcrossARestart(t *testing.T) {
 
 	saveAsAnEditorDoes(t, path, `{"users": []}`)
 	eventually(t, "the list shows the edit", func() bool { return send.users(t) == `{"data":[],"total":0}` })
+	// The record is written before the list shows the edit, and reaches the test's copy of the log
+	// through a pipe: soon, but not at once.
+	eventually(t, "the log records the edit", func() bool { return len(p.log.records("data file edit loaded")) > 0 })
 	loaded := p.log.records("data file edit loaded")
 	if len(loaded) != 1 || fmt.Sprint(loaded[0]["removed"]) != "[1 2 3]" {
 		t.Errorf("the log says %v, want one record of users 1, 2 and 3 removed", loaded)
@@ -154,6 +157,9 @@ func TestTheProgramsOwnWritesAreNeverEdits(t *testing.T) {
 	started := time.Now()
 	for i := 0; i < 1000 || time.Since(started) < 3*time.Second; i++ { // writes across at least three looks at the file
 		send.create(t, "User", fmt.Sprintf("user%d@example.com", i))
+	}
+	if status := p.stop(); status != 0 { // the whole log, to its last record
+		t.Fatalf("the program stopped with status %d:\n%s", status, p.log)
 	}
 	if strings.Contains(p.log.String(), "data file") {
 		t.Errorf("the program took its own writes for an edit:\n%s", p.log)
