@@ -1,7 +1,7 @@
 // Package blackbox is the battery: it builds the program once and drives it from outside, as a
 // client and an operator would, over real sockets. Each test starts the built binary with flags
-// and USERS_TOKENS, learns the address it bound from its start-up log line, sends it requests,
-// and stops it with a signal (or kills it). Nothing here sees the program's code: a package main
+// and USERS_TOKENS, learns the address it bound from its start-up record (or, with tokens it
+// made, from its token notice), sends it requests, and stops it with a signal (or kills it). Nothing here sees the program's code: a package main
 // cannot be imported, and the battery must not need to.
 //
 // go test -short skips it all: the battery builds the program, waits out time-outs and floods
@@ -55,8 +55,9 @@ var binary string
 // TestMain builds the program once, from the module's root (the folder above this one).
 //
 // The battery's slow tests call t.Parallel, and go test runs as many parallel tests at once as
-// -parallel says, one per CPU by default. Those tests wait on the program's time-outs, not on the
-// CPU, so unless -parallel is given they all run at once, and their waits overlap.
+// -parallel says, one per CPU by default. Those tests wait, on the program's time-outs and on the
+// disk, far more than they compute, so unless -parallel is given they all (12) run at once, and
+// their waits overlap: the battery takes about as long as its slowest test, 15 s and more.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	parallelGiven := false
@@ -133,11 +134,11 @@ func userPath(id int64) string { return "/api/users/" + strconv.FormatInt(id, 10
 type program struct {
 	t      testing.TB
 	cmd    *exec.Cmd
-	url    string     // http://127.0.0.1:port, or https:// with -tls-cert
-	addr   string     // 127.0.0.1:port
-	log    *logBuffer // what it wrote to stderr: the token notice, the log, an error
-	stdout *logBuffer // what it wrote to stdout: -h and -version
-	named  chan string
+	url    string      // http://127.0.0.1:port, or https:// with -tls-cert
+	addr   string      // 127.0.0.1:port
+	log    *logBuffer  // what it wrote to stderr: the token notice, the log, an error
+	stdout *logBuffer  // what it wrote to stdout: -h and -version
+	named  chan string // the URL it names as it starts
 	exited chan struct{}
 	status int // the exit status once exited is closed; -1 if a signal ended it
 }
