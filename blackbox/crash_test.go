@@ -19,14 +19,8 @@ import (
 	"time"
 )
 
-// Durability with -data (docs/durability.md, "How a write is made durable"): the program, killed
-// (SIGKILL) in the middle of a concurrent write load, leaves one whole JSON document, and restarted
-// on the same file still has every write it acknowledged, read back over HTTP.
-
-func TestAKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
-	needsProgram(t)
-	crashUnderLoad(t)
-}
+// Durability with -data (docs/durability.md): a kill in the middle of a write load, a second
+// server on the same file, a temporary file a crash left, a data file the program cannot use.
 
 // A second program on the same -data file refuses to start (exit status 1, naming the lock), and
 // the first goes on serving.
@@ -39,7 +33,7 @@ func TestASecondServerOnTheSameFileRefusesToStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.json")
 	first := crashStart(t, path)
 	second := launch(t, testTokens, "-addr", "127.0.0.1:0", "-data", path)
-	if status := second.wait(10 * time.Second); status != 1 || !strings.Contains(second.log.String(), "locked") {
+	if status := second.wait(); status != 1 || !strings.Contains(second.log.String(), "locked") {
 		t.Errorf("second server: exit status %d, want 1 with a message that the file is locked:\n%s", status, second.log)
 	}
 	if code, _, err := first.send("GET", "/healthz", ""); code != http.StatusOK {
@@ -75,7 +69,6 @@ func TestATemporaryFileACrashLeftIsRemoved(t *testing.T) {
 // users at fault; a file the program could read but not replace, at start rather than at the
 // first write.
 func TestADataFileTheProgramCannotUseStopsTheStart(t *testing.T) {
-	needsProgram(t)
 	dir, err := filepath.EvalSymlinks(t.TempDir()) // the path the program names, links followed
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +104,7 @@ func TestADataFileTheProgramCannotUseStopsTheStart(t *testing.T) {
 				}
 			}
 			p := launch(t, "", "-addr", "127.0.0.1:0", "-data", tt.file) // no USERS_TOKENS: tokens to print
-			if status := p.wait(10 * time.Second); status != 1 {
+			if status := p.wait(); status != 1 {
 				t.Errorf("exit status %d, want 1", status)
 			}
 			stderr := p.log.String()
@@ -125,18 +118,21 @@ func TestADataFileTheProgramCannotUseStopsTheStart(t *testing.T) {
 	}
 }
 
-// The load: writers goroutines each create users and then PUT, PATCH and DELETE their own, so
-// every user has one writer and its last acknowledged state is known. Each round kills the server
-// while the load runs, restarts it on the same -data file, and compares what it has with what was
-// acknowledged.
+// The load of TestAKilledServerLosesNoAcknowledgedWrite.
 const (
 	crashRounds  = 5
 	crashWriters = 24
 	crashKillAt  = 50 // acknowledged writes in a round before the kill may come
 )
 
-// crashUnderLoad runs the rounds of the load on the built program.
-func crashUnderLoad(t *testing.T) {
+// The program, killed (SIGKILL) in the middle of a concurrent write load, leaves one whole JSON
+// document, and restarted on the same file still has every write it acknowledged, read back over
+// HTTP (docs/durability.md, "How a write is made durable"). In each of its rounds, crashWriters
+// goroutines each create users and then PUT, PATCH and DELETE their own, so every user has one
+// writer and its last acknowledged state is known; the round kills the server while the load
+// runs, restarts it on the same -data file, and compares what it has with what was acknowledged.
+func TestAKilledServerLosesNoAcknowledgedWrite(t *testing.T) {
+	t.Parallel() // it waits, mostly on the disk
 	path := filepath.Join(t.TempDir(), "users.json")
 	model := map[int64]*crashUser{} // every user ever acknowledged, deleted ones included
 	var owned [crashWriters][]*crashUser
@@ -165,8 +161,8 @@ func crashUnderLoad(t *testing.T) {
 		}
 		select {
 		case <-underWay:
-		case <-time.After(10 * time.Second):
-			t.Errorf("round %d: only %d writes were acknowledged in 10s", round, acknowledged.Load())
+		case <-time.After(patience):
+			t.Errorf("round %d: only %d writes were acknowledged in %v", round, acknowledged.Load(), patience)
 		}
 		// A random instant once the load is well under way: nothing waits for it, on purpose.
 		time.Sleep(time.Duration(random.Intn(200)) * time.Millisecond)
@@ -391,8 +387,8 @@ type crashServer struct {
 // crashStart starts the program on the -data file at path.
 func crashStart(t *testing.T, path string) *crashServer {
 	t.Helper()
-	p := start(t, testTokens, "-data", path, "-log-format", "json")
-	return &crashServer{program: p, client: &http.Client{Timeout: 10 * time.Second,
+	p := start(t, testTokens, "-data", path)
+	return &crashServer{program: p, client: &http.Client{Timeout: patience,
 		Transport: &http.Transport{MaxIdleConnsPerHost: crashWriters}}}
 }
 

@@ -34,7 +34,6 @@ type docExchange struct {
 }
 
 func TestDocsShowWhatTheServiceSends(t *testing.T) {
-	needsProgram(t)
 	for _, page := range []string{"README.md", "docs/walkthrough.md", "docs/https.md"} {
 		t.Run(filepath.Base(page), func(t *testing.T) { // a subtest's name takes no "/"
 			file := filepath.Join("..", page) // the pages are the module's, one folder up
@@ -75,7 +74,7 @@ func TestDocsShowWhatTheServiceSends(t *testing.T) {
 
 // docServers are the servers a page talks to, each the built program started as the pages start
 // it, USERS_TOKENS="s3cr3t-w:write,s3cr3t-r:read" go run . -sample-data, and with -tls-cert and
-// -tls-key (tls_test.go's selfSigned) for https:// URLs. Each starts at the page's first command
+// -tls-key (selfSigned) for https:// URLs. Each starts at the page's first command
 // that needs it.
 type docServers struct {
 	t           *testing.T

@@ -31,14 +31,18 @@ func saveAsAnEditorDoes(t *testing.T, path, text string) {
 // An edit that removes every user and leaves next_id out is served, and the ids given before it
 // are not given again, not even after a restart.
 func TestAnEditIsServedAndNoIDIsGivenTwiceAcrossARestart(t *testing.T) {
+	t.Parallel() // it waits for the program's look at the file, once a second
 	path := filepath.Join(t.TempDir(), "users.json")
-	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
 	send.seed(t) // ids 1, 2 and 3
 
 	saveAsAnEditorDoes(t, path, `{"users": []}`)
-	eventually(t, 10*time.Second, "the list shows the edit", func() bool { return send.users(t) == `{"data":[],"total":0}` })
-	loaded := p.records("data file edit loaded")
+	eventually(t, "the list shows the edit", func() bool { return send.users(t) == `{"data":[],"total":0}` })
+	// The record is written before the list shows the edit, and reaches the test's copy of the log
+	// through a pipe: soon, but not at once.
+	eventually(t, "the log records the edit", func() bool { return len(p.log.records("data file edit loaded")) > 0 })
+	loaded := p.log.records("data file edit loaded")
 	if len(loaded) != 1 || fmt.Sprint(loaded[0]["removed"]) != "[1 2 3]" {
 		t.Errorf("the log says %v, want one record of users 1, 2 and 3 removed", loaded)
 	}
@@ -46,7 +50,7 @@ func TestAnEditIsServedAndNoIDIsGivenTwiceAcrossARestart(t *testing.T) {
 		t.Fatalf("the program stopped with status %d:\n%s", status, p.log)
 	}
 
-	restarted := start(t, testTokens, "-data", path, "-log-format", "json")
+	restarted := start(t, testTokens, "-data", path)
 	if next := newClient(t, restarted.url).create(t, "Dee", "dee@example.com"); next.ID != 4 {
 		t.Errorf("after the restart the next user got id %d, want 4", next.ID)
 	}
@@ -56,7 +60,7 @@ func TestAnEditIsServedAndNoIDIsGivenTwiceAcrossARestart(t *testing.T) {
 // once gets the id after the saved user's, and the file keeps both.
 func TestAWriteRightAfterASaveKeepsIt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "users.json")
-	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
 	send.create(t, "Ann", "ann@example.com") // id 1
 
@@ -77,8 +81,9 @@ func TestAWriteRightAfterASaveKeepsIt(t *testing.T) {
 // half-written; a write that comes in the pause is refused (503) and changes nothing, and once the
 // save is whole it is served, and the next write keeps it.
 func TestASaveWrittenInPlaceIsNeverReadHalfWritten(t *testing.T) {
+	t.Parallel() // it waits for the program's look at the file, once a second
 	path := filepath.Join(t.TempDir(), "users.json")
-	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
 	send.create(t, "Ann", "ann@example.com")
 
@@ -100,11 +105,11 @@ func TestASaveWrittenInPlaceIsNeverReadHalfWritten(t *testing.T) {
 	}
 	file.Close()
 
-	eventually(t, 10*time.Second, "the list shows the save", func() bool { return strings.Contains(send.users(t), "bob@example.com") })
+	eventually(t, "the list shows the save", func() bool { return strings.Contains(send.users(t), "bob@example.com") })
 	if cy := send.create(t, "Cy", "cy@example.com"); cy.ID != 3 {
 		t.Errorf("the next create got id %d, want 3", cy.ID)
 	}
-	for _, record := range p.records("data file edit not loaded") {
+	for _, record := range p.log.records("data file edit not loaded") {
 		if record["reason"] != "the file ends before its JSON document does" {
 			t.Errorf("the log refused the save for %v, want only the POST in the pause to have seen it half written", record["reason"])
 		}
@@ -114,16 +119,17 @@ func TestASaveWrittenInPlaceIsNeverReadHalfWritten(t *testing.T) {
 // A save that cannot be loaded is logged with where it is broken; reads go on with the users as
 // they were, writes are refused (503) and the person's file is left as it is, until it is fixed.
 func TestABrokenSaveRefusesWritesUntilItIsFixed(t *testing.T) {
+	t.Parallel() // it waits for the program's look at the file, once a second
 	path := filepath.Join(t.TempDir(), "users.json")
-	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
 	send.seed(t)
 	before := send.users(t)
 
 	broken := "{\n  \"users\": [\n    {\"id\": 1, \"name\": \"Ann\"},\n  ]\n}\n"
 	saveAsAnEditorDoes(t, path, broken)
-	eventually(t, 10*time.Second, "the log names the broken save", func() bool { return len(p.records("data file edit not loaded")) > 0 })
-	if reason, _ := p.records("data file edit not loaded")[0]["reason"].(string); !strings.HasPrefix(reason, "line 4, column 3:") {
+	eventually(t, "the log names the broken save", func() bool { return len(p.log.records("data file edit not loaded")) > 0 })
+	if reason, _ := p.log.records("data file edit not loaded")[0]["reason"].(string); !strings.HasPrefix(reason, "line 4, column 3:") {
 		t.Errorf("the log says %q, want the problem at line 4, column 3", reason)
 	}
 	if after := send.users(t); after != before {
@@ -144,12 +150,16 @@ func TestABrokenSaveRefusesWritesUntilItIsFixed(t *testing.T) {
 
 // Writes across several looks at the file, a thousand at least, are never taken for an edit.
 func TestTheProgramsOwnWritesAreNeverEdits(t *testing.T) {
+	t.Parallel() // it waits, mostly on the disk
 	path := filepath.Join(t.TempDir(), "users.json")
-	p := start(t, testTokens, "-data", path, "-log-format", "json")
+	p := start(t, testTokens, "-data", path)
 	send := newClient(t, p.url)
 	started := time.Now()
 	for i := 0; i < 1000 || time.Since(started) < 3*time.Second; i++ { // writes across at least three looks at the file
 		send.create(t, "User", fmt.Sprintf("user%d@example.com", i))
+	}
+	if status := p.stop(); status != 0 { // the whole log, to its last record
+		t.Fatalf("the program stopped with status %d:\n%s", status, p.log)
 	}
 	if strings.Contains(p.log.String(), "data file") {
 		t.Errorf("the program took its own writes for an edit:\n%s", p.log)

@@ -5,17 +5,11 @@ package blackbox
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -30,80 +24,6 @@ import (
 	"time"
 )
 
-// certificate is a certificate for 127.0.0.1, ::1 and localhost, and its key, in PEM files.
-type certificate struct {
-	certFile, keyFile string
-	roots             *x509.CertPool // what a client must trust: the certificate itself, or its CA
-}
-
-// flags are the flags that serve HTTPS with this certificate.
-func (c certificate) flags() []string {
-	return []string{"-tls-cert", c.certFile, "-tls-key", c.keyFile}
-}
-
-// selfSigned makes a certificate signed by its own key, as docs/https.md's openssl command does.
-func selfSigned(t testing.TB) certificate {
-	t.Helper()
-	key := newKey(t)
-	template := certificateTemplate("localhost")
-	template.IsCA = true // openssl req -x509 marks it a CA too
-	template.KeyUsage |= x509.KeyUsageCertSign
-	return writeCertificate(t, template, template, key, key)
-}
-
-// newKey is an ECDSA P-256 key, as openssl ec_paramgen_curve:P-256 makes.
-func newKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-// certificateTemplate is a certificate for 127.0.0.1, ::1 and localhost, for a day.
-func certificateTemplate(name string) *x509.Certificate {
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	return &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: name},
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-}
-
-// writeCertificate signs template with parentKey and writes it and key as cert.pem and key.pem
-// (PKCS #8, as openssl writes keys) in a folder of the test's own. Its roots hold the certificate.
-func writeCertificate(t testing.TB, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey) certificate {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := certificate{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), roots: x509.NewCertPool()}
-	c.roots.AddCert(parsed)
-	for file, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyFile: {Type: "PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
-}
-
 // exchange sends r with client and returns the answer and its whole body.
 func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Response, string) {
 	t.Helper()
@@ -117,27 +37,6 @@ func exchange(t testing.TB, client *http.Client, r *http.Request) (*http.Respons
 		t.Fatalf("%s %s: reading the body: %v", r.Method, r.URL, err)
 	}
 	return resp, string(body)
-}
-
-// caIssued makes a certificate signed by a CA made for the test, as mkcert does:
-// clients trust the CA (mkcert -install puts it where they look), not the certificate.
-func caIssued(t testing.TB) certificate {
-	t.Helper()
-	caKey, key := newKey(t), newKey(t)
-	ca := certificateTemplate("users test CA")
-	ca.IsCA, ca.KeyUsage = true, x509.KeyUsageCertSign
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	issued := writeCertificate(t, certificateTemplate("localhost"), caCert, key, caKey)
-	issued.roots = x509.NewCertPool()
-	issued.roots.AddCert(caCert)
-	return issued
 }
 
 // The two protocols net/http offers over TLS, as Response.Proto names them and ALPN (RFC 7301)
@@ -158,11 +57,11 @@ func httpsClient(t testing.TB, roots *x509.CertPool, protocol string) *http.Clie
 	transport := &http.Transport{
 		TLSClientConfig:       &tls.Config{RootCAs: roots, NextProtos: []string{alpnName[protocol]}},
 		ForceAttemptHTTP2:     protocol == overHTTP2, // a Transport with its own TLS settings needs it for HTTP/2
-		ExpectContinueTimeout: 10 * time.Second,      // wait for 100 Continue before sending a body that asks for it
+		ExpectContinueTimeout: patience,              // wait for 100 Continue before sending a body that asks for it
 		MaxIdleConnsPerHost:   64,
 	}
 	t.Cleanup(transport.CloseIdleConnections)
-	return &http.Client{Transport: transport, Timeout: 20 * time.Second}
+	return &http.Client{Transport: transport, Timeout: patience}
 }
 
 // notAnswered is the status of a request that got none: its stream was reset, or the client
@@ -417,8 +316,8 @@ func TestHTTPSStopFinishesTheRequestsInFlight(t *testing.T) {
 			case <-reading:
 			case a := <-answered:
 				t.Fatalf("the upload ended before its handler read it: %d, %v", a.status, a.err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("no 100 Continue within 10 s")
+			case <-time.After(patience):
+				t.Fatalf("no 100 Continue within %v", patience)
 			}
 
 			program.signal(syscall.SIGTERM)
@@ -431,9 +330,9 @@ func TestHTTPSStopFinishesTheRequestsInFlight(t *testing.T) {
 			}
 			tick := time.NewTicker(10 * time.Millisecond)
 			defer tick.Stop()
-			for deadline := time.Now().Add(5 * time.Second); !refused(); <-tick.C {
+			for deadline := time.Now().Add(patience); !refused(); <-tick.C {
 				if time.Now().After(deadline) {
-					t.Fatal("new requests were still answered 5 s after the stop")
+					t.Fatalf("new requests were still answered %v after the stop", patience)
 				}
 			}
 			select {
@@ -449,7 +348,7 @@ func TestHTTPSStopFinishesTheRequestsInFlight(t *testing.T) {
 			if a := <-answered; a.err != nil || a.status != http.StatusCreated {
 				t.Errorf("the request in flight got %d, %v; want 201", a.status, a.err)
 			}
-			if status := program.wait(15 * time.Second); status != 0 {
+			if status := program.wait(); status != 0 {
 				t.Errorf("exit status %d, want 0:\n%s", status, program.log)
 			}
 		})
@@ -519,7 +418,7 @@ func TestTLSHandshakeIsCutOffAtTheReadHeaderTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetReadDeadline(began.Add(3 * readHeader)) // far past the time-out: only a hang reaches it
+	conn.SetReadDeadline(began.Add(readHeader + patience)) // far past the time-out: only a hang reaches it
 	_, err = conn.Read(make([]byte, 1))
 	took := time.Since(began)
 	var netErr net.Error
@@ -529,6 +428,7 @@ func TestTLSHandshakeIsCutOffAtTheReadHeaderTimeout(t *testing.T) {
 	if took < readHeader {
 		t.Errorf("the connection was closed after %v, before the %v read-header time-out", took, readHeader)
 	}
+	tookAtMost(t, "cutting off the handshake", took, readHeader+2*time.Second)
 }
 
 // The 64 KiB header limit holds over HTTP/2 too, where the server announces it when the connection
@@ -570,6 +470,7 @@ func TestOverHTTP2TheHeaderLimitIsAnnouncedAndGosClientKeepsToIt(t *testing.T) {
 // order, so once a later request on the same connection is answered, the server has begun the
 // delayed one.
 func TestAStopWaitsForARequestInItsDelay(t *testing.T) {
+	t.Parallel() // it waits out the -delay
 	const delay = 2 * time.Second
 	cert := selfSigned(t)
 	program := start(t, testTokens, append(cert.flags(), "-delay", delay.String())...)
@@ -608,7 +509,7 @@ func TestAStopWaitsForARequestInItsDelay(t *testing.T) {
 	if took := time.Since(began); took < delay {
 		t.Errorf("the request in its delay was answered after %v: the stop cut the delay short", took)
 	}
-	if status := program.wait(15 * time.Second); status != 0 {
+	if status := program.wait(); status != 0 {
 		t.Fatalf("exit status %d, want 0:\n%s", status, program.log)
 	}
 }
