@@ -2,11 +2,9 @@
 # examples/postgres/check.sh (a step of ./test.sh): the service over PostgreSQL, checked as a
 # copier would run it.
 #
-# It assembles the program as README.md here tells a copier to (the repository's files, this
-# folder's store.go and schema.sql for store.go, openstore.go for main.go's openStore, this
-# folder's go.mod), builds it, and leaves it in $OUT when OUT names a folder. Then it starts a
-# PostgreSQL of its own (initdb in a temporary folder, a free port, stopped by its pid), starts two
-# processes of the program on one database, runs the conformance kit against each, races them
+# It builds the program with build.sh, as README.md here tells a copier to, and leaves it in $OUT
+# when OUT names a folder. Then it starts a PostgreSQL of its own (initdb in a temporary folder, a
+# free port, stopped by its pid), starts two processes of the program on one database, runs the conformance kit against each, races them
 # (the same e-mail, the same If-Match, ids from both), restarts both and finds the data, and runs
 # the tests of this folder's store (store_test.go) with -race against the database.
 #
@@ -14,7 +12,6 @@
 # (./test.sh reports that as a skip; .ci/run installs it).
 set -euo pipefail
 cd "$(dirname "$0")"
-example=$(pwd)
 root=$(cd ../.. && pwd)
 
 bindir=""
@@ -43,19 +40,9 @@ trap cleanup EXIT
 fail() { echo "PostgreSQL check FAILED: $*" >&2; exit 1; }
 started=$(date +%s)
 
-echo "== assemble the program as README.md tells a copier to, and build it"
-app=$work/app
-mkdir "$app"
-for file in "$root"/*.go; do
-  case $file in *_test.go) ;; *) cp "$file" "$app/" ;; esac
-done
-cp -r "$root/web" "$app/"
-cp store.go schema.sql openstore.go go.mod go.sum "$app/"
-# main.go without its openStore, from the function's doc comment to its closing brace.
-awk '/^\/\/ openStore /{ skip = 1 } skip && /^}/ { skip = 0; next } !skip' "$root/main.go" >"$app/main.go"
-grep -q 'func openStore' "$root/main.go" && ! grep -q 'func openStore' "$app/main.go" || fail "main.go's openStore was not found"
-gofmt -w "$app/main.go" # the cut leaves two blank lines where the function was
-(cd "$app" && go vet . && go build -o "$work/users" .)
+echo "== build the program as README.md tells a copier to (build.sh)"
+./build.sh "$work/app"
+cp "$work/app/users" "$work/users"
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT" && cp "$work/users" "$OUT/users"
   echo "the built program is in $OUT/users"
@@ -158,7 +145,7 @@ stop one
 stop two
 
 echo "== the store's own tests, with -race, against the database"
-cp store_test.go "$app/"
-(cd "$app" && go test -race -count=1 .)
+cp store_test.go "$work/app/"
+(cd "$work/app" && go test -race -count=1 .)
 
 echo "PostgreSQL check passed in $(($(date +%s) - started)) s"

@@ -22,8 +22,8 @@ func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *us
 	if store, err = openUserStore(ctx, url); err != nil {
 		return nil, "", err
 	}
-	if cfg.sampleData && store.neverHadUsers() {
-		if err := addSampleUsers(store); err != nil {
+	if cfg.sampleData {
+		if err := addSampleUsers(ctx, store); err != nil {
 			store.close()
 			return nil, "", err
 		}

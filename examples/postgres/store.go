@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -16,20 +15,10 @@ import (
 // which the handlers call, over PostgreSQL. What the in-memory store does under its lock, this
 // one does in a transaction (docs/beyond-one-process.md says it rule by rule).
 
-// The store's own errors, as the in-memory store names them; errorFor (respond.go) gives each its
-// HTTP status, as it does errEmailTaken (user.go).
-var (
-	errNotFound = errors.New("no user has this id")
-	errNoIDLeft = errors.New("no id is left to give: every id up to 9223372036854775807 has been used once")
-)
-
 // schema creates the table at start, if it is absent.
 //
 //go:embed schema.sql
 var schema string
-
-// queryTimeout bounds each of the store's calls to the database: the handlers pass no context.
-const queryTimeout = 5 * time.Second
 
 // userStore keeps the users in the users table of a PostgreSQL database, which several processes
 // may share. Every rule that needs two statements to agree (a precondition and the write it
@@ -52,55 +41,46 @@ func openUserStore(ctx context.Context, url string) (*userStore, error) {
 }
 
 // get returns the user with this id, or errNotFound.
-func (s *userStore) get(id int64) (user, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
-	defer cancel()
+func (s *userStore) get(ctx context.Context, id int64) (user, error) {
 	var u user
 	err := s.db.QueryRow(ctx, `SELECT id, name, email FROM users WHERE id = $1`, id).Scan(&u.ID, &u.Name, &u.Email)
 	return u, storeError(err)
 }
 
-// list returns every user, in id order. The handler filters, sorts and pages them as the
-// in-memory store's are, so that names sort as Go lower-cases them, not as the database's
-// collation would: a list costs a read of the whole table (docs/beyond-one-process.md, "Costs").
-func (s *userStore) list() ([]user, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
-	defer cancel()
-	return readUsers(ctx, s.db)
+// list returns the users q selects, filtered, sorted and paged (list.go), and how many matched
+// before paging.
+func (s *userStore) list(ctx context.Context, q listQuery) (page []user, total int, err error) {
+	users, err := readUsers(ctx, s.db)
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total = q.selectUsers(users)
+	return page, total, nil
 }
 
 // neverHadUsers reports whether no user was ever created: -sample-data fills only such a store.
-func (s *userStore) neverHadUsers() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
-	defer cancel()
+func (s *userStore) neverHadUsers(ctx context.Context) (bool, error) {
 	var never bool
 	err := s.db.QueryRow(ctx, `SELECT pg_sequence_last_value(pg_get_serial_sequence('users', 'id')) IS NULL`).Scan(&never)
-	return err == nil && never
+	return never, err
 }
 
-// create adds a user with the next id of the sequence: errEmailTaken when another user has its
-// e-mail (the unique index says so), and errNoIDLeft once the sequence has given its last id.
-func (s *userStore) create(fields userFields) (user, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
-	defer cancel()
-	return insert(ctx, s.db, fields.applyTo(user{}))
-}
-
-// createIf adds a user as create does, but only once check, given every user in id order, says
-// nil: a POST's preconditions on the whole collection. The table is locked against every other
-// write (SHARE ROW EXCLUSIVE: reads go on) from the read of the collection to the insert, so that
-// what check judged is what the insert follows.
-func (s *userStore) createIf(fields userFields, check func(users []user) error) (user, error) {
+// create adds a user with the next id of the sequence, once check says nil of the collection: a
+// POST's preconditions. check reads the collection, every user in id order, only if it needs it:
+// then the table is locked against every other write (SHARE ROW EXCLUSIVE: reads go on) from that
+// read to the insert, so that what check judged is what the insert follows, and a POST with no
+// precondition locks nothing. Then errEmailTaken when another user has the e-mail (the unique
+// index says so), and errNoIDLeft once the sequence has given its last id.
+func (s *userStore) create(ctx context.Context, fields userFields, check func(collection func() ([]user, error)) error) (user, error) {
 	var created user
-	err := s.inTransaction(func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE`); err != nil {
-			return err
-		}
-		users, err := readUsers(ctx, tx)
+	err := s.inTransaction(ctx, func(tx pgx.Tx) error {
+		err := check(func() ([]user, error) {
+			if _, err := tx.Exec(ctx, `LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+				return nil, err
+			}
+			return readUsers(ctx, tx)
+		})
 		if err != nil {
-			return err
-		}
-		if err := check(users); err != nil {
 			return err
 		}
 		created, err = insert(ctx, tx, fields.applyTo(user{}))
@@ -112,9 +92,9 @@ func (s *userStore) createIf(fields userFields, check func(users []user) error) 
 // update sets the fields of user id: errNotFound for a user that does not exist, then whatever
 // check says of the user as it is now (the caller's preconditions), then errEmailTaken. The row is
 // locked (FOR UPDATE) from its read to the write, so no other write comes between.
-func (s *userStore) update(id int64, fields userFields, check func(current user) error) (user, error) {
+func (s *userStore) update(ctx context.Context, id int64, fields userFields, check func(current user) error) (user, error) {
 	var after user
-	err := s.inTransaction(func(ctx context.Context, tx pgx.Tx) error {
+	err := s.inTransaction(ctx, func(tx pgx.Tx) error {
 		before, err := lockUser(ctx, tx, id)
 		if err != nil {
 			return err
@@ -132,8 +112,8 @@ func (s *userStore) update(id int64, fields userFields, check func(current user)
 
 // delete removes user id: errNotFound for a user that does not exist, then whatever check says of
 // the user as it is now, judged with its row locked.
-func (s *userStore) delete(id int64, check func(current user) error) error {
-	return s.inTransaction(func(ctx context.Context, tx pgx.Tx) error {
+func (s *userStore) delete(ctx context.Context, id int64, check func(current user) error) error {
+	return s.inTransaction(ctx, func(tx pgx.Tx) error {
 		before, err := lockUser(ctx, tx, id)
 		if err != nil {
 			return err
@@ -150,10 +130,8 @@ func (s *userStore) delete(id int64, check func(current user) error) error {
 func (s *userStore) close() { s.db.Close() }
 
 // inTransaction runs do in a transaction, committed if do returns nil and rolled back otherwise.
-func (s *userStore) inTransaction(do func(ctx context.Context, tx pgx.Tx) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
-	defer cancel()
-	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error { return do(ctx, tx) })
+func (s *userStore) inTransaction(ctx context.Context, do func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.db, do)
 }
 
 // A querier is the pool or a transaction: what reads and writes users.

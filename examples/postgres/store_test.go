@@ -21,7 +21,7 @@ func openTestStore(t *testing.T) *userStore {
 	if url == "" {
 		t.Skip("DATABASE_URL is not set: check.sh sets it to a database of its own")
 	}
-	s, err := openUserStore(context.Background(), url)
+	s, err := openUserStore(context.Background(), url) // t.Context is done before Cleanup runs
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,47 +38,56 @@ func fieldsOf(name, email string) userFields { return userFields{name: &name, em
 // allowAny is the check of a write with no precondition.
 func allowAny(user) error { return nil }
 
+// create adds a user with no precondition, as a plain POST does.
+func create(ctx context.Context, s *userStore, fields userFields) (user, error) {
+	return s.create(ctx, fields, preconditions{}.onCollection)
+}
+
 // Ids start at 1, increase, and are never given again, not after a delete; a user that does not
 // exist is errNotFound, and an e-mail another user has, in any case, errEmailTaken.
 func TestStoreKeepsTheRulesOfTheMemoryStore(t *testing.T) {
-	s := openTestStore(t)
-	if !s.neverHadUsers() {
-		t.Error("an empty table that never had a user: neverHadUsers is false")
+	s, ctx := openTestStore(t), t.Context()
+	if never, err := s.neverHadUsers(ctx); err != nil || !never {
+		t.Errorf("an empty table that never had a user: neverHadUsers is %v, %v", never, err)
 	}
-	ann, err := s.create(fieldsOf("Ann", "ann@example.com"))
+	ann, err := create(ctx, s, fieldsOf("Ann", "ann@example.com"))
 	if err != nil || ann.ID != 1 {
 		t.Fatalf("the first create: %v, %v; want id 1", ann, err)
 	}
-	if err := s.delete(ann.ID, allowAny); err != nil {
+	if err := s.delete(ctx, ann.ID, allowAny); err != nil {
 		t.Fatal(err)
 	}
-	if bob, err := s.create(fieldsOf("Bob", "bob@example.com")); err != nil || bob.ID != 2 {
+	if bob, err := create(ctx, s, fieldsOf("Bob", "bob@example.com")); err != nil || bob.ID != 2 {
 		t.Errorf("a create after a delete: %v, %v; want id 2, never 1 again", bob, err)
 	}
-	if _, err := s.get(ann.ID); err != errNotFound {
+	if _, err := s.get(ctx, ann.ID); err != errNotFound {
 		t.Errorf("get of a deleted user: %v, want errNotFound", err)
 	}
-	if _, err := s.update(99, fieldsOf("X", "x@example.com"), allowAny); err != errNotFound {
+	if _, err := s.update(ctx, 99, fieldsOf("X", "x@example.com"), allowAny); err != errNotFound {
 		t.Errorf("update of a user that never was: %v, want errNotFound", err)
 	}
-	if _, err := s.create(fieldsOf("Bobby", "BOB@example.com")); err != errEmailTaken {
+	if _, err := create(ctx, s, fieldsOf("Bobby", "BOB@example.com")); err != errEmailTaken {
 		t.Errorf("a create with another's e-mail in capitals: %v, want errEmailTaken", err)
 	}
-	if users, err := s.list(); err != nil || len(users) != 1 || users[0].Email != "bob@example.com" || s.neverHadUsers() {
-		t.Errorf("the users are %v (%v), want Bob alone", users, err)
+	users, total, err := s.list(ctx, listQuery{})
+	if err != nil || total != 1 || len(users) != 1 || users[0].Email != "bob@example.com" {
+		t.Errorf("the users are %v, %d (%v), want Bob alone", users, total, err)
+	}
+	if never, err := s.neverHadUsers(ctx); err != nil || never {
+		t.Errorf("a table that had users: neverHadUsers is %v, %v", never, err)
 	}
 }
 
 // Once the sequence has given id 2^63-1, a create is errNoIDLeft.
 func TestStoreGivesTheLastIDOnce(t *testing.T) {
-	s := openTestStore(t)
-	if _, err := s.db.Exec(context.Background(), `ALTER TABLE users ALTER COLUMN id RESTART WITH 9223372036854775807`); err != nil {
+	s, ctx := openTestStore(t), t.Context()
+	if _, err := s.db.Exec(ctx, `ALTER TABLE users ALTER COLUMN id RESTART WITH 9223372036854775807`); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := s.create(fieldsOf("Last", "last@example.com")); err != nil || last.ID != 1<<63-1 {
+	if last, err := create(ctx, s, fieldsOf("Last", "last@example.com")); err != nil || last.ID != 1<<63-1 {
 		t.Fatalf("the create of the last id: %v, %v", last, err)
 	}
-	if _, err := s.create(fieldsOf("None", "none@example.com")); err != errNoIDLeft {
+	if _, err := create(ctx, s, fieldsOf("None", "none@example.com")); err != errNoIDLeft {
 		t.Errorf("a create after the last id: %v, want errNoIDLeft", err)
 	}
 }
@@ -87,8 +96,8 @@ func TestStoreGivesTheLastIDOnce(t *testing.T) {
 // same user as it was, one goes ahead and every other's check sees the user it changed. Of many
 // creates of one e-mail, one goes ahead.
 func TestStoreJudgesAndWritesAtomically(t *testing.T) {
-	s := openTestStore(t)
-	ann, err := s.create(fieldsOf("Ann", "ann@example.com"))
+	s, ctx := openTestStore(t), t.Context()
+	ann, err := create(ctx, s, fieldsOf("Ann", "ann@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +109,7 @@ func TestStoreJudgesAndWritesAtomically(t *testing.T) {
 		wg.Add(2)
 		go func() { // as If-Match with the ETag of Ann as she was
 			defer wg.Done()
-			_, err := s.update(ann.ID, fieldsOf(fmt.Sprint("Ann ", i), "ann@example.com"), func(current user) error {
+			_, err := s.update(ctx, ann.ID, fieldsOf(fmt.Sprint("Ann ", i), "ann@example.com"), func(current user) error {
 				if current != ann {
 					return errStale
 				}
@@ -110,7 +119,7 @@ func TestStoreJudgesAndWritesAtomically(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, err := s.create(fieldsOf("Same", "same@example.com"))
+			_, err := create(ctx, s, fieldsOf("Same", "same@example.com"))
 			results <- err
 		}()
 	}
@@ -125,16 +134,17 @@ func TestStoreJudgesAndWritesAtomically(t *testing.T) {
 	}
 }
 
-// createIf judges the whole collection with every other write locked out: a check that fails
-// writes nothing, and no create comes between a check and its create.
-func TestStoreCreateIfJudgesTheWholeCollection(t *testing.T) {
-	s := openTestStore(t)
-	if _, err := s.create(fieldsOf("Ann", "ann@example.com")); err != nil {
+// A create whose check reads the collection judges it with every other write locked out: a check
+// that fails writes nothing, and no create comes between a check and its create.
+func TestStoreCreateJudgesTheWholeCollection(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	if _, err := create(ctx, s, fieldsOf("Ann", "ann@example.com")); err != nil {
 		t.Fatal(err)
 	}
 	refused := errors.New("refused")
-	if _, err := s.createIf(fieldsOf("Bob", "bob@example.com"), func(users []user) error { return refused }); err != refused {
-		t.Fatalf("createIf with a check that fails: %v, want the check's error", err)
+	refuse := func(collection func() ([]user, error)) error { return refused }
+	if _, err := s.create(ctx, fieldsOf("Bob", "bob@example.com"), refuse); err != refused {
+		t.Fatalf("a create whose check fails: %v, want the check's error", err)
 	}
 	var wg sync.WaitGroup
 	var seen [][]user
@@ -143,11 +153,12 @@ func TestStoreCreateIfJudgesTheWholeCollection(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.createIf(fieldsOf("User", fmt.Sprintf("user%d@example.com", i)), func(users []user) error {
+			_, err := s.create(ctx, fieldsOf("User", fmt.Sprintf("user%d@example.com", i)), func(collection func() ([]user, error)) error {
+				users, err := collection()
 				mu.Lock()
 				defer mu.Unlock()
 				seen = append(seen, users)
-				return nil
+				return err
 			})
 			if err != nil {
 				t.Error(err)
