@@ -23,7 +23,10 @@ func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *us
 		return nil, "", err
 	}
 	if cfg.sampleData {
-		if err := addSampleUsers(ctx, store); err != nil {
+		// Under the start lock: of processes that start together, the first adds the samples and
+		// the others find that the database has had users.
+		err := store.whileStarting(ctx, func() error { return addSampleUsers(ctx, store) })
+		if err != nil {
 			store.close()
 			return nil, "", err
 		}

@@ -27,17 +27,43 @@ type userStore struct {
 	db *pgxpool.Pool
 }
 
-// openUserStore connects to the database at url and creates the table if it is absent.
+// startLock is the key of the advisory lock (PostgreSQL docs, "Advisory Locks") under which a
+// process applies the schema, and adds the sample users: processes that start together take
+// turns, so that one creates the table and the others find it. Any number serves that no other
+// program on the database takes as a lock.
+const startLock = 0x75736572 // "user" in ASCII
+
+// openUserStore connects to the database at url and, under the start lock, applies schema.sql.
 func openUserStore(ctx context.Context, url string) (*userStore, error) {
 	db, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.Exec(ctx, schema); err != nil {
+	s := &userStore{db: db}
+	err = s.whileStarting(ctx, func() error {
+		_, err := db.Exec(ctx, schema)
+		return err
+	})
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("applying schema.sql: %w", err)
 	}
-	return &userStore{db: db}, nil
+	return s, nil
+}
+
+// whileStarting runs do holding the start lock, once any other process that holds it lets it go.
+// The lock belongs to a connection of its own, outside the pool, and ends when that connection
+// closes, whatever do returned.
+func (s *userStore) whileStarting(ctx context.Context, do func() error) error {
+	conn, err := pgx.ConnectConfig(ctx, s.db.Config().ConnConfig)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, startLock); err != nil {
+		return err
+	}
+	return do()
 }
 
 // get returns the user with this id, or errNotFound.

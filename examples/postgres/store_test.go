@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"testing"
@@ -172,5 +173,59 @@ func TestStoreCreateJudgesTheWholeCollection(t *testing.T) {
 	}
 	if len(sizes) != 8 { // each check saw one more user than the one before: 1, 2, ..., 8
 		t.Errorf("the checks saw collections of the sizes %v, want 8 different ones", sizes)
+	}
+}
+
+// startTogether runs openStore in 8 goroutines at once, as 8 processes that start together would,
+// each with a pool of its own, and returns what each returned; it closes the stores.
+func startTogether(t *testing.T, cfg *config) (errs []error) {
+	gate := make(chan struct{})
+	results := make(chan error)
+	for range 8 {
+		go func() {
+			<-gate
+			store, _, err := openStore(t.Context(), cfg, slog.New(slog.DiscardHandler))
+			if err == nil {
+				store.close()
+			}
+			results <- err
+		}()
+	}
+	close(gate) // all at once
+	for range 8 {
+		if err := <-results; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// Processes that start together on a new database all start: one creates the table, under the
+// start lock, and the others find it.
+func TestProcessesThatStartTogetherOnANewDatabaseAllStart(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	if _, err := s.db.Exec(ctx, `DROP TABLE users`); err != nil {
+		t.Fatal(err)
+	}
+	if errs := startTogether(t, &config{}); errs != nil {
+		t.Errorf("of 8 processes started together on a new database, %d did not start: %v", len(errs), errs)
+	}
+}
+
+// Processes that start together with -sample-data all start, and the sample users go in once: each
+// adds them under the start lock, so all but the first find that the database has had users. The
+// race is tried 5 times, on a table emptied and its ids started again at 1 each time.
+func TestProcessesThatStartTogetherAddTheSamplesOnce(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	for round := 1; round <= 5; round++ {
+		if _, err := s.db.Exec(ctx, `TRUNCATE users RESTART IDENTITY`); err != nil {
+			t.Fatal(err)
+		}
+		if errs := startTogether(t, &config{sampleData: true}); errs != nil {
+			t.Fatalf("round %d: of 8 processes started together with -sample-data, %d did not start: %v", round, len(errs), errs)
+		}
+		if _, total, err := s.list(ctx, listQuery{}); err != nil || total != 12 {
+			t.Fatalf("round %d: %d users (%v), want the 12 samples once", round, total, err)
+		}
 	}
 }
