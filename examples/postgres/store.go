@@ -116,12 +116,13 @@ func (s *userStore) create(ctx context.Context, fields userFields, check func(co
 }
 
 // update sets the fields of user id: errNotFound for a user that does not exist, then whatever
-// check says of the user as it is now (the caller's preconditions), then errEmailTaken. The row is
-// locked (FOR UPDATE) from its read to the write, so no other write comes between.
+// check says of the user as it is now (the caller's preconditions), then errEmailTaken. The user's
+// row, and the row of the user who has the e-mail the write asks for, are locked from their read
+// to the write (lockForUpdate), so no other write comes between.
 func (s *userStore) update(ctx context.Context, id int64, fields userFields, check func(current user) error) (user, error) {
 	var after user
 	err := s.inTransaction(ctx, func(tx pgx.Tx) error {
-		before, err := lockUser(ctx, tx, id)
+		before, err := lockForUpdate(ctx, tx, id, fields)
 		if err != nil {
 			return err
 		}
@@ -184,6 +185,34 @@ func lockUser(ctx context.Context, tx pgx.Tx, id int64) (user, error) {
 	var u user
 	err := tx.QueryRow(ctx, `SELECT id, name, email FROM users WHERE id = $1 FOR UPDATE`, id).Scan(&u.ID, &u.Name, &u.Email)
 	return u, storeError(err)
+}
+
+// lockForUpdate reads user id and locks its row until the transaction ends, with the row of the
+// user who has the e-mail that fields set, if any: errNotFound if user id does not exist. It locks
+// both in one statement, in id order. So two updates that swap two users' e-mails lock the same
+// rows in the same order: the second waits for the first, then finds the e-mail taken, as one at
+// a time. Were each to lock its own user's row alone, each would then wait on the other's entry in
+// the unique index, a deadlock, which PostgreSQL breaks by failing one of them (SQLSTATE 40P01).
+func lockForUpdate(ctx context.Context, tx pgx.Tx, id int64, fields userFields) (user, error) {
+	var wanted *string // NULL, which matches no row, when the write keeps the user's e-mail
+	if fields.email != nil {
+		key := user{Email: *fields.email}.uniqueKey()
+		wanted = &key
+	}
+	rows, err := tx.Query(ctx, `SELECT id, name, email FROM users WHERE id = $1 OR email_key = $2 ORDER BY id FOR UPDATE`, id, wanted)
+	if err != nil {
+		return user{}, err
+	}
+	locked, err := pgx.CollectRows(rows, pgx.RowToStructByPos[user])
+	if err != nil {
+		return user{}, err
+	}
+	for _, u := range locked {
+		if u.ID == id {
+			return u, nil
+		}
+	}
+	return user{}, errNotFound
 }
 
 // insert adds u with the next id, and returns it with that id.

@@ -229,3 +229,29 @@ func TestProcessesThatStartTogetherAddTheSamplesOnce(t *testing.T) {
 		}
 	}
 }
+
+// Two updates that swap two users' e-mails, at once, are each refused with errEmailTaken, as one
+// at a time they would be, and never end in a deadlock that PostgreSQL breaks with an error of its
+// own (SQLSTATE 40P01): each locks the two users' rows in id order before it writes.
+func TestStoreSwapsOfEMailsAtOnceAreRefusedAsOneAtATime(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	ann, err := create(ctx, s, fieldsOf("Ann", "ann@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := create(ctx, s, fieldsOf("Bob", "bob@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 500; round++ {
+		var wg sync.WaitGroup
+		var annGets, bobGets error
+		wg.Add(2)
+		go func() { defer wg.Done(); _, annGets = s.update(ctx, ann.ID, fieldsOf("Ann", bob.Email), allowAny) }()
+		go func() { defer wg.Done(); _, bobGets = s.update(ctx, bob.ID, fieldsOf("Bob", ann.Email), allowAny) }()
+		wg.Wait()
+		if annGets != errEmailTaken || bobGets != errEmailTaken {
+			t.Fatalf("round %d: Ann asking for Bob's e-mail: %v; Bob asking for Ann's: %v; want errEmailTaken for both", round, annGets, bobGets)
+		}
+	}
+}
