@@ -6,8 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The store over PostgreSQL keeps the rules of the in-memory store, and keeps them across the
@@ -254,4 +260,129 @@ func TestStoreSwapsOfEMailsAtOnceAreRefusedAsOneAtATime(t *testing.T) {
 			t.Fatalf("round %d: Ann asking for Bob's e-mail: %v; Bob asking for Ann's: %v; want errEmailTaken for both", round, annGets, bobGets)
 		}
 	}
+}
+
+// A call whose ctx ends, as a request's does when its client hangs up, fails, and its statement
+// ends in the database too: an update waiting for a row that another transaction holds stops
+// waiting there.
+func TestStoreStopsWithItsContext(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	ann, err := create(ctx, s, fieldsOf("Ann", "ann@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := s.db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, `SELECT FROM users WHERE id = $1 FOR UPDATE`, ann.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitingForLock := func() (n int) {
+		err := s.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	request, hangUp := context.WithCancel(ctx)
+	result := make(chan error)
+	go func() {
+		_, err := s.update(request, ann.ID, fieldsOf("Ann Again", "ann@example.com"), allowAny)
+		result <- err
+	}()
+	for waitingForLock() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	hangUp()
+	if err := <-result; err == nil {
+		t.Error("the update of a request whose client hung up returned nil, want the cancel's error")
+	}
+	if n := waitingForLock(); n != 0 {
+		t.Errorf("once the update returned, %d statements still wait for a lock in the database, want 0", n)
+	}
+}
+
+// A table of the version before this one, which sorted and searched in Go, is brought up to date
+// at start: it becomes the table schema.sql makes, each name gets its key as the service lowers
+// it, and the list sorts by it. A create as the version before makes it, without name_key, is
+// refused from then on.
+func TestStoreUpgradesATableOfTheVersionBefore(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	if _, err := s.db.Exec(ctx, `DROP TABLE users`); err != nil {
+		t.Fatal(err)
+	}
+	made, err := openUserStore(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tableShape(t, made)
+	made.close()
+	_, err = s.db.Exec(ctx, `DROP TABLE users; CREATE TABLE users (
+		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		name text NOT NULL,
+		email text NOT NULL,
+		email_key text NOT NULL UNIQUE
+	)`) // the version before's schema.sql
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []user
+	for _, name := range []string{"Zoë", "zoe", "İlker", "ǅemal", "\u212aate", "Ann", "ann", "Émile"} {
+		u := user{Name: name, Email: fmt.Sprintf("user%d@example.com", len(users)+1)}
+		err := s.db.QueryRow(ctx, `INSERT INTO users (name, email, email_key) VALUES ($1, $2, $3) RETURNING id`,
+			u.Name, u.Email, u.uniqueKey()).Scan(&u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, u)
+	}
+
+	upgraded, err := openUserStore(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upgraded.close()
+	if got := tableShape(t, upgraded); got != want {
+		t.Errorf("the upgraded table:\n%s\nwant the table schema.sql makes:\n%s", got, want)
+	}
+	rows, err := upgraded.db.Query(ctx, `SELECT name, name_key FROM users`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Key string }])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.Key != strings.ToLower(k.Name) {
+			t.Errorf("the name %q has the key %q, want %q, as Go lowers it", k.Name, k.Key, strings.ToLower(k.Name))
+		}
+	}
+	_, err = upgraded.db.Exec(ctx, `INSERT INTO users (name, email, email_key) VALUES ('Old', 'old@example.com', 'old@example.com')`)
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23502" {
+		t.Errorf("a create as the version before makes it, with no name_key: %v, want not_null_violation (23502)", err)
+	}
+	byName := listQuery{sortBy: "name"}
+	wantPage, _ := byName.selectUsers(users)
+	if page, total, err := upgraded.list(ctx, byName); err != nil || total != len(users) || !slices.Equal(page, wantPage) {
+		t.Errorf("the upgraded users by name: %v, %d (%v); want %v", page, total, err, wantPage)
+	}
+}
+
+// tableShape describes the users table: each column with its type, collation and whether it may
+// be NULL, then each index, in the order of their names.
+func tableShape(t *testing.T, s *userStore) string {
+	t.Helper()
+	var shape string
+	err := s.db.QueryRow(t.Context(), `SELECT
+		(SELECT string_agg(concat_ws(' ', column_name, data_type, collation_name, is_nullable), E'\n' ORDER BY column_name)
+			FROM information_schema.columns WHERE table_name = 'users')
+		|| E'\n' ||
+		(SELECT string_agg(indexdef, E'\n' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'users')`).Scan(&shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shape
 }
