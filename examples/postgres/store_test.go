@@ -28,12 +28,12 @@ func openTestStore(t *testing.T) *userStore {
 	if url == "" {
 		t.Skip("DATABASE_URL is not set: check.sh sets it to a database of its own")
 	}
-	s, err := openUserStore(context.Background(), url) // t.Context is done before Cleanup runs
+	s, err := openUserStore(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
-	if _, err := s.db.Exec(context.Background(), `TRUNCATE users RESTART IDENTITY`); err != nil {
+	if _, err := s.db.Exec(t.Context(), `TRUNCATE users RESTART IDENTITY`); err != nil {
 		t.Fatal(err)
 	}
 	return s
