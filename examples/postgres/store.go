@@ -53,8 +53,8 @@ func openUserStore(ctx context.Context, url string) (*userStore, error) {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: time.Second}
 	}
 	// No parallel workers for the store's statements: each is a process that PostgreSQL starts for
-	// one statement, and starting two made the COUNT(*) of a list three to four times slower than
-	// counting alone, at 300,000 and at 1,000,000 users (docs/beyond-one-process.md, "Costs").
+	// one statement, and starting two made the COUNT(*) of a list 2 to 5 times slower than counting
+	// alone, at 300,000 and at 1,000,000 users (docs/beyond-one-process.md, "Costs").
 	config.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
 	db, err := pgxpool.NewWithConfig(ctx, config)
 	if err != nil {
@@ -216,9 +216,10 @@ func (s *userStore) neverHadUsers(ctx context.Context) (bool, error) {
 // create adds a user with the next id of the sequence, once check says nil of the collection: a
 // POST's preconditions. check reads the collection, every user in id order, only if it needs it:
 // then the table is locked against every other write (SHARE ROW EXCLUSIVE: reads go on) from that
-// read to the insert, so that what check judged is what the insert follows, and a POST with no
-// precondition locks nothing. Then errEmailTaken when another user has the e-mail (the unique
-// index says so), and errNoIDLeft once the sequence has given its last id.
+// read to the insert, so that what check judged is what the insert follows; a POST with no
+// precondition takes no table lock, and waits for no other write. Then errEmailTaken when another
+// user has the e-mail (the unique index says so), and errNoIDLeft once the sequence has given its
+// last id.
 func (s *userStore) create(ctx context.Context, fields userFields, check func(collection func() ([]user, error)) error) (user, error) {
 	var created user
 	err := s.inTransaction(ctx, func(tx pgx.Tx) error {

@@ -279,27 +279,20 @@ func TestStoreStopsWithItsContext(t *testing.T) {
 	if _, err := holder.Exec(ctx, `SELECT FROM users WHERE id = $1 FOR UPDATE`, ann.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitingForLock := func() (n int) {
-		err := s.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	request, hangUp := context.WithCancel(ctx)
 	result := make(chan error)
 	go func() {
 		_, err := s.update(request, ann.ID, fieldsOf("Ann Again", "ann@example.com"), allowAny)
 		result <- err
 	}()
-	for waitingForLock() == 0 {
+	for waitingForLock(t, s) == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	hangUp()
 	if err := <-result; err == nil {
 		t.Error("the update of a request whose client hung up returned nil, want the cancel's error")
 	}
-	if n := waitingForLock(); n != 0 {
+	if n := waitingForLock(t, s); n != 0 {
 		t.Errorf("once the update returned, %d statements still wait for a lock in the database, want 0", n)
 	}
 }
@@ -385,4 +378,49 @@ func tableShape(t *testing.T, s *userStore) string {
 		t.Fatal(err)
 	}
 	return shape
+}
+
+// A create with no precondition takes no lock on the table: it goes ahead while another
+// transaction is in the middle of a write, where a conditional create would wait for it.
+func TestStorePlainCreateTakesNoTableLock(t *testing.T) {
+	s, ctx := openTestStore(t), t.Context()
+	writer, err := s.db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Rollback(ctx)
+	_, err = writer.Exec(ctx, `INSERT INTO users (name, email, name_key, email_key) VALUES ('W', 'w@example.com', 'w', 'w@example.com')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := make(chan error)
+	go func() {
+		_, err := create(ctx, s, fieldsOf("Ann", "ann@example.com"))
+		result <- err
+	}()
+	for {
+		select {
+		case err := <-result:
+			if err != nil {
+				t.Error(err)
+			}
+			return
+		default:
+		}
+		if waitingForLock(t, s) != 0 {
+			t.Fatal("a create with no precondition waits for a lock that another transaction's write holds")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitingForLock counts the statements on the test's database that wait for a lock.
+func waitingForLock(t *testing.T, s *userStore) (n int) {
+	t.Helper()
+	err := s.db.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
