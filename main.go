@@ -88,7 +88,7 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	}
 	defer store.close() // once the server has stopped; close waits for a write in progress, if any
 
-	_, users, err := store.list(ctx, listQuery{}) // how many, for the start-up log
+	_, users, err := store.list(ctx, listQuery{page: &pageQuery{number: 1, size: 1}}) // how many, for the start-up log: the total of a page
 	if err != nil {
 		return err
 	}

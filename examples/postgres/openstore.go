@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 )
@@ -16,9 +16,10 @@ func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (store *us
 	url := os.Getenv("DATABASE_URL")
 	switch {
 	case url == "":
-		return nil, "", usageError{errors.New("DATABASE_URL is not set")}
+		return nil, "", withAdvice(fmt.Errorf("%w: DATABASE_URL is not set", errUsage),
+			"set it to the database that keeps the users, such as DATABASE_URL=postgres://localhost/users")
 	case cfg.dataFile != "":
-		return nil, "", usageError{errors.New("-data is not taken: the users are kept in the database DATABASE_URL names")}
+		return nil, "", withAdvice(fmt.Errorf("%w: -data is not taken", errUsage), "leave -data out: the users are kept in the database DATABASE_URL names")
 	}
 	if store, err = openUserStore(ctx, url); err != nil {
 		return nil, "", err
