@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,42 +89,39 @@ type fileContents struct {
 	lastID int64
 }
 
-// openUserStore returns the store kept in the data file at path, which it locks for this server:
-// the users the file holds, or none when its folder has no such file. It then writes the file
-// once, as every write will, so that a file the server cannot replace stops the start rather
-// than the first write. A file the store cannot trust is refused, and left as it is.
-func openUserStore(path string, log *slog.Logger) (*userStore, error) {
+// openDataFile locks the data file at path for this server and reads it: no users when its
+// folder has no such file. It then writes the file once, as every write will, so that a file the
+// server cannot replace stops the start rather than the first write. A file the store cannot trust
+// is refused, and left as it is.
+func openDataFile(path string, log *slog.Logger) (*dataFile, fileContents, error) {
 	path, err := followLinks(path)
 	if err != nil {
-		return nil, err
+		return nil, fileContents{}, err
 	}
 	folder := filepath.Dir(path)
 	if info, err := os.Stat(folder); err != nil || !info.IsDir() {
-		return nil, withAdvice(fmt.Errorf("-data %s: no folder %s", path, folder), "create the folder, or name a file in another one")
+		return nil, fileContents{}, withAdvice(fmt.Errorf("-data %s: no folder %s", path, folder), "create the folder, or name a file in another one")
 	}
 	unlock, err := lockFile(path + ".lock")
 	switch {
 	case errors.Is(err, errLockedByAnother):
-		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), "stop the other server, or give this one a file of its own")
+		return nil, fileContents{}, withAdvice(fmt.Errorf("-data %s: %w", path, err), "stop the other server, or give this one a file of its own")
 	case err != nil:
-		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
+		return nil, fileContents{}, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
 	}
 	os.Remove(path + ".tmp") // what a crash in the middle of a write may have left: never the data
 	f := &dataFile{path: path, log: log, unlock: unlock, written: stampOf(path)}
 	contents, err := f.read(f.written)
 	if err != nil {
 		unlock()
-		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err),
+		return nil, fileContents{}, withAdvice(fmt.Errorf("-data %s: %w", path, err),
 			"fix the file, or move it away to start with no users; the server changed nothing")
 	}
 	if err := f.write(contents.users, contents.lastID); err != nil {
 		unlock()
-		return nil, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
+		return nil, fileContents{}, withAdvice(fmt.Errorf("-data %s: %w", path, err), canWriteAdvice(folder))
 	}
-	s := newUserStore()
-	s.setUsers(contents.users)
-	s.lastID, s.file = contents.lastID, f
-	return s, nil
+	return f, contents, nil
 }
 
 // canWriteAdvice is what to do about a data file the server cannot replace at each write.
@@ -285,99 +281,11 @@ func (f *dataFile) write(users []user, lastID int64) error {
 // close lets go of the file, for another server to use.
 func (f *dataFile) close() { f.unlock() }
 
-// watch looks at the data file about once a second, until ctx is done, and loads a person's save
-// once its stamp has stayed the same for one look: a file an editor is still writing in place is
-// neither read half-written nor logged as broken. openStore (main.go) runs it beside the server.
-func (s *userStore) watch(ctx context.Context) {
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			s.loadSettledSave()
-		}
-	}
-}
-
-// loadSettledSave is the ticker's look: it loads a person's save once the look before saw the
-// same save.
-func (s *userStore) loadSettledSave() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file == nil || s.closed {
-		return
-	}
-	save, saved := s.file.look()
-	switch {
-	case !saved:
-		s.file.seen = fileStamp{}
-	case !save.same(s.file.seen):
-		s.file.seen = save // not settled: it is loaded at the next look if it stays the same
-	default:
-		s.loadSave(save) // a save it cannot load is logged, and refuses writes until another save
-	}
-}
-
-// loadPendingSave is a write's look, before the write is judged: a person's save is loaded at once
-// (half-written JSON never parses), so that the write is judged against it and the document it
-// writes holds it. A save that cannot be loaded refuses the write: errFileEdited. The caller holds
-// mu for writing.
-func (s *userStore) loadPendingSave() error {
-	if s.file == nil {
-		return nil
-	}
-	save, saved := s.file.look()
-	if !saved {
-		return nil
-	}
-	return s.loadSave(save)
-}
-
 // look stats the file, in microseconds: saved is true when its stamp is not the one the server
 // wrote or loaded last, which makes it a person's save (or removal).
 func (f *dataFile) look() (save fileStamp, saved bool) {
 	save = stampOf(f.path)
 	return save, !save.same(f.written)
-}
-
-// loadSave loads a person's save of the file, checked as the start checks a file, in place of the
-// users in memory, and logs what it added, changed and removed. Ids are still never reused: the
-// next id is the larger of the file's and the server's, and when that is not what the file says,
-// the file is written back with it. A save that fails the checks is not loaded: it is logged, once
-// and then at most once a minute, and it returns errFileEdited until another save. A file that is
-// gone is logged and not loaded: memory keeps its users, and the next write creates it again.
-func (s *userStore) loadSave(save fileStamp) error {
-	f := s.file
-	switch {
-	case f.refused != nil && f.refused.save.same(save):
-		f.remindRefusal()
-		return errFileEdited
-	case save.info == nil:
-		f.log.Warn("data file missing", "file", f.path)
-		f.written = save
-		return nil
-	}
-	contents, err := f.read(save)
-	if err != nil {
-		f.refused = &refusal{save: save, reason: err}
-		f.remindRefusal()
-		return errFileEdited
-	}
-	added, changed, removed := s.compare(contents.users)
-	s.setUsers(contents.users)
-	s.lastID = max(s.lastID, contents.lastID)
-	f.written, f.seen, f.refused = save, fileStamp{}, nil
-	f.log.Info("data file edit loaded", "file", f.path, "added", added, "changed", changed, "removed", removed)
-	if s.lastID > contents.lastID { // next_id left out or lowered: a restart would give old ids again
-		if err := f.write(contents.users, s.lastID); err != nil {
-			f.log.Error("data file next_id not written", "file", f.path, "next_id", s.lastID+1, "error", err)
-		} else {
-			f.log.Info("data file next_id written", "file", f.path, "next_id", s.lastID+1)
-		}
-	}
-	return nil
 }
 
 // remindRefusal logs why the save refused cannot be loaded: the first time, then at most once a
@@ -388,27 +296,4 @@ func (f *dataFile) remindRefusal() {
 	}
 	f.refused.logged = time.Now()
 	f.log.Warn("data file edit not loaded", "file", f.path, "reason", f.refused.reason)
-}
-
-// compare returns the ids of the users that loading users would add, change and remove, each in
-// id order, and empty rather than nil, for the log. The caller holds mu.
-func (s *userStore) compare(users []user) (added, changed, removed []int64) {
-	added, changed, removed = []int64{}, []int64{}, []int64{}
-	kept := map[int64]bool{}
-	for _, u := range users {
-		before, ok := s.users[u.ID]
-		switch {
-		case !ok:
-			added = append(added, u.ID)
-		case before != u:
-			changed = append(changed, u.ID)
-		}
-		kept[u.ID] = true
-	}
-	for _, u := range s.sortedUsers() {
-		if !kept[u.ID] {
-			removed = append(removed, u.ID)
-		}
-	}
-	return added, changed, removed
 }

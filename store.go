@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"sync"
+	"time"
 )
 
 // errClosed is the error of a write to a store that was closed: the server has stopped, and the
@@ -31,6 +33,19 @@ type userStore struct {
 // newUserStore returns an empty store that keeps its users in memory only.
 func newUserStore() *userStore {
 	return &userStore{users: map[int64]user{}, byKey: map[string]int64{}}
+}
+
+// openUserStore returns the store kept in the data file at path (openDataFile, datafile.go): the
+// users the file holds, and from then on every write is in the file before it is answered.
+func openUserStore(path string, log *slog.Logger) (*userStore, error) {
+	file, contents, err := openDataFile(path, log)
+	if err != nil {
+		return nil, err
+	}
+	s := newUserStore()
+	s.setUsers(contents.users)
+	s.lastID, s.file = contents.lastID, file
+	return s, nil
 }
 
 // setUsers makes users, checked as the data file's are (checkDocument), the store's users, with
@@ -211,6 +226,120 @@ func (s *userStore) usersAfter(c change) []user {
 	}
 	sortByID(users)
 	return users
+}
+
+// A person's edits of the data file (docs/durability.md, "Editing it while the server runs"): the
+// file's look is datafile.go's; loading what it finds changes the users, so it is the store's.
+
+// watch looks at the data file about once a second, until ctx is done, and loads a person's save
+// once its stamp has stayed the same for one look: a file an editor is still writing in place is
+// neither read half-written nor logged as broken. openStore (main.go) runs it beside the server.
+func (s *userStore) watch(ctx context.Context) {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			s.loadSettledSave()
+		}
+	}
+}
+
+// loadSettledSave is the ticker's look: it loads a person's save once the look before saw the
+// same save.
+func (s *userStore) loadSettledSave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil || s.closed {
+		return
+	}
+	save, saved := s.file.look()
+	switch {
+	case !saved:
+		s.file.seen = fileStamp{}
+	case !save.same(s.file.seen):
+		s.file.seen = save // not settled: it is loaded at the next look if it stays the same
+	default:
+		s.loadSave(save) // a save it cannot load is logged, and refuses writes until another save
+	}
+}
+
+// loadPendingSave is a write's look, before the write is judged: a person's save is loaded at once
+// (half-written JSON never parses), so that the write is judged against it and the document it
+// writes holds it. A save that cannot be loaded refuses the write: errFileEdited. The caller holds
+// mu for writing.
+func (s *userStore) loadPendingSave() error {
+	if s.file == nil {
+		return nil
+	}
+	save, saved := s.file.look()
+	if !saved {
+		return nil
+	}
+	return s.loadSave(save)
+}
+
+// loadSave loads a person's save of the file, checked as the start checks a file, in place of the
+// users in memory, and logs what it added, changed and removed. Ids are still never reused: the
+// next id is the larger of the file's and the server's, and when that is not what the file says,
+// the file is written back with it. A save that fails the checks is not loaded: it is logged, once
+// and then at most once a minute, and it returns errFileEdited until another save. A file that is
+// gone is logged and not loaded: memory keeps its users, and the next write creates it again.
+func (s *userStore) loadSave(save fileStamp) error {
+	f := s.file
+	switch {
+	case f.refused != nil && f.refused.save.same(save):
+		f.remindRefusal()
+		return errFileEdited
+	case save.info == nil:
+		f.log.Warn("data file missing", "file", f.path)
+		f.written = save
+		return nil
+	}
+	contents, err := f.read(save)
+	if err != nil {
+		f.refused = &refusal{save: save, reason: err}
+		f.remindRefusal()
+		return errFileEdited
+	}
+	added, changed, removed := s.compare(contents.users)
+	s.setUsers(contents.users)
+	s.lastID = max(s.lastID, contents.lastID)
+	f.written, f.seen, f.refused = save, fileStamp{}, nil
+	f.log.Info("data file edit loaded", "file", f.path, "added", added, "changed", changed, "removed", removed)
+	if s.lastID > contents.lastID { // next_id left out or lowered: a restart would give old ids again
+		if err := f.write(contents.users, s.lastID); err != nil {
+			f.log.Error("data file next_id not written", "file", f.path, "next_id", s.lastID+1, "error", err)
+		} else {
+			f.log.Info("data file next_id written", "file", f.path, "next_id", s.lastID+1)
+		}
+	}
+	return nil
+}
+
+// compare returns the ids of the users that loading users would add, change and remove, each in
+// id order, and empty rather than nil, for the log. The caller holds mu.
+func (s *userStore) compare(users []user) (added, changed, removed []int64) {
+	added, changed, removed = []int64{}, []int64{}, []int64{}
+	kept := map[int64]bool{}
+	for _, u := range users {
+		before, ok := s.users[u.ID]
+		switch {
+		case !ok:
+			added = append(added, u.ID)
+		case before != u:
+			changed = append(changed, u.ID)
+		}
+		kept[u.ID] = true
+	}
+	for _, u := range s.sortedUsers() {
+		if !kept[u.ID] {
+			removed = append(removed, u.ID)
+		}
+	}
+	return added, changed, removed
 }
 
 // close refuses every write from now on, once the write in progress, if any, is done, and lets go
