@@ -281,8 +281,8 @@ func (f *dataFile) write(users []user, lastID int64) error {
 // close lets go of the file, for another server to use.
 func (f *dataFile) close() { f.unlock() }
 
-// look stats the file, in microseconds: saved is true when its stamp is not the one the server
-// wrote or loaded last, which makes it a person's save (or removal).
+// look stats the file (microseconds, with no read): saved is true when its stamp is not the one
+// the server wrote or loaded last, which makes it a person's save (or removal).
 func (f *dataFile) look() (save fileStamp, saved bool) {
 	save = stampOf(f.path)
 	return save, !save.same(f.written)

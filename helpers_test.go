@@ -17,9 +17,14 @@ import (
 //
 //   - newTestServer builds the handler as the program does, from flags, with newServer. A test
 //     sends it requests made with httptest.NewRequest and reads the answer from a recorder
-//     (ts.serve), or serves it over a real connection with httptest.NewServer;
+//     (ts.serve), or serves it over a real connection with httptest.NewServer (for HTTPS,
+//     NewUnstartedServer and StartTLS);
 //   - main_test.go runs the whole program through run, as main does;
 //   - blackbox/ builds the program and runs the binary.
+//
+// Besides, two checks build copies of the program, to prove that they build and pass: the
+// README's copy with users_test.go beside it (example_test.go), and a copy that serves books
+// (conformance_test.go). They are checks of the copies, outside -short, not ways into the service.
 
 // The tokens of the tests: testEnv's USERS_TOKENS holds both.
 const (

@@ -89,7 +89,10 @@ func (q listQuery) selectUsers(users []user) (selected []user, total int) {
 	selected = users
 	if q.email != "" || q.search != "" {
 		selected = slices.DeleteFunc(users, func(u user) bool {
-			return q.email != "" && !u.hasEmail(q.email) || !u.contains(q.search)
+			if q.email != "" && !u.hasEmail(q.email) {
+				return true
+			}
+			return q.search != "" && !u.contains(q.search)
 		})
 	}
 	q.sortUsers(selected)
@@ -161,7 +164,7 @@ type userList struct {
 
 // listRepresentation encodes an answer of the list: users, of total matches, and the numbers of
 // page when one was asked for (nil for the whole list).
-func listRepresentation(users []user, total int, page *pageQuery) (representation, error) {
+func listRepresentation(users []user, total int, page *pageQuery) representation {
 	envelope := userList{Data: users, Total: total}
 	if users == nil {
 		envelope.Data = []user{} // an empty list is [], never null
@@ -170,6 +173,6 @@ func listRepresentation(users []user, total int, page *pageQuery) (representatio
 		totalPages := page.totalPages(total)
 		envelope.Page, envelope.PerPage, envelope.TotalPages = &page.number, &page.size, &totalPages
 	}
-	body, err := json.Marshal(envelope)
-	return representation{contentType: "application/json", cacheControl: "private, no-cache", body: body, etag: entityTag(body)}, err
+	body, _ := json.Marshal(envelope) // users, ints and strings always encode
+	return representation{contentType: "application/json", cacheControl: "private, no-cache", body: body, etag: entityTag(body)}
 }

@@ -82,7 +82,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // flight finish.
 func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	logger := newLogger(cfg.logFormat, stderr)
-	store, storage, err := openStore(ctx, cfg, logger)
+	storeCtx, stopStore := context.WithCancel(ctx) // what the store runs (the data file's look) stops with start
+	defer stopStore()
+	store, storage, err := openStore(storeCtx, cfg, logger)
 	if err != nil {
 		return err
 	}

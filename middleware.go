@@ -137,7 +137,7 @@ func apiHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// slowDown waits -delay before it lets a request under /api/ go on, a preflight's but, so that a
+// slowDown waits -delay before it lets a request under /api/ go on (but a preflight), so that a
 // page shows its loading states. A client that leaves ends its wait and gets no answer (observe
 // logs it so); a stop waits for a delayed request as for any other.
 func (a *api) slowDown(next http.Handler) http.Handler {

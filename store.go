@@ -23,7 +23,7 @@ var errClosed = errors.New("store closed")
 // write judged still holds when it applies, and reads wait for a write in progress.
 type userStore struct {
 	mu     sync.RWMutex
-	users  map[int64]user   // the users by id: memory follows them, never the largest id
+	users  map[int64]user   // the users by id: memory grows with the users, not with the largest id
 	byKey  map[string]int64 // each user's uniqueKey (user.go) to its id: no two users share one
 	lastID int64            // the largest id ever given, 0 before the first: ids are never reused
 	file   *dataFile        // nil when the users live in memory only
@@ -295,7 +295,7 @@ func (s *userStore) loadSave(save fileStamp) error {
 		return errFileEdited
 	case save.info == nil:
 		f.log.Warn("data file missing", "file", f.path)
-		f.written = save
+		f.written, f.refused = save, nil
 		return nil
 	}
 	contents, err := f.read(save)

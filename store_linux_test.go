@@ -48,8 +48,12 @@ func TestAWriteNotSyncedAfterItsRenameIsInMemoryToo(t *testing.T) {
 	if w := ts.serve(r); w.Code != http.StatusInternalServerError {
 		t.Fatalf("POST with a folder that cannot be synced: %d %s, want 500", w.Code, w.Body)
 	}
-	if records := ts.log.records("request failed"); len(records) != 1 || !strings.Contains(records[0]["error"].(string), errNotSynced.Error()) {
-		t.Errorf("the log says %v, want the cause: %v", records, errNotSynced)
+	records := ts.log.records("request failed")
+	if len(records) != 1 {
+		t.Fatalf("the log says %v, want one record of the cause of the 500", records)
+	}
+	if cause, _ := records[0]["error"].(string); !strings.Contains(cause, errNotSynced.Error()) {
+		t.Errorf("the log gives the cause %q, want %v", cause, errNotSynced)
 	}
 	os.Chmod(folder, 0o700)
 

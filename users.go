@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -111,10 +110,7 @@ func (a *api) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := listRepresentation(users, total, query.page)
-	if err != nil {
-		return err
-	}
+	list := listRepresentation(users, total, query.page)
 	if query.page != nil {
 		list.link = query.links(total)
 	}
@@ -137,10 +133,7 @@ func (a *api) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer, etag, err := userRepresentation(created)
-	if err != nil {
-		return err
-	}
+	answer, etag := userRepresentation(created)
 	w.Header().Set("Location", userPath(created.ID))
 	w.Header().Set("ETag", etag)
 	writeJSON(w, http.StatusCreated, answer)
@@ -164,10 +157,7 @@ func (a *api) getUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, etag, err := userRepresentation(found)
-	if err != nil {
-		return err
-	}
+	body, etag := userRepresentation(found)
 	return sendRepresentation(w, r, representation{contentType: "application/json", cacheControl: "private, no-cache", body: body, etag: etag})
 }
 
@@ -192,10 +182,7 @@ func (a *api) replaceUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer, err := json.Marshal(replaced)
-	if err != nil {
-		return err
-	}
+	answer, _ := userRepresentation(replaced)        // no ETag: RFC 9110 §9.3.4, above
 	w.Header().Set("Content-Location", userPath(id)) // the body is the stored user (RFC 9110 §8.7)
 	writeJSON(w, http.StatusOK, answer)
 	return nil
@@ -221,10 +208,7 @@ func (a *api) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer, etag, err := userRepresentation(patched)
-	if err != nil {
-		return err
-	}
+	answer, etag := userRepresentation(patched)
 	w.Header().Set("Content-Location", userPath(id)) // the body is the stored user (RFC 9110 §8.7)
 	w.Header().Set("ETag", etag)
 	writeJSON(w, http.StatusOK, answer)

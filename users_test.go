@@ -187,7 +187,10 @@ func TestHeadIsGetWithoutTheBody(t *testing.T) {
 
 	answers := map[string]*http.Response{}
 	for _, method := range []string{"GET", "HEAD"} {
-		r, _ := http.NewRequest(method, server.URL+"/api/users/1", nil)
+		r, err := http.NewRequest(method, server.URL+"/api/users/1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r.Header.Set("Authorization", "Bearer "+readToken)
 		resp, err := server.Client().Do(r)
 		if err != nil {

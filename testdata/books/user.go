@@ -102,7 +102,7 @@ func (b userBody) createFields() (userFields, error) {
 // replaceFields checks a PUT body against the rules and returns the fields it sets: both fields,
 // since PUT replaces the whole book, and an id only if it is the path's.
 func (b userBody) replaceFields(id int64) (userFields, error) {
-	if err := b.idIsThePaths(id); err != nil {
+	if err := b.idMatchesPath(id); err != nil {
 		return userFields{}, err
 	}
 	return b.wholeBook()
@@ -123,7 +123,7 @@ func (b userBody) wholeBook() (userFields, error) {
 // patchFields checks a PATCH body, a JSON Merge Patch (RFC 7396), against the rules and returns
 // the fields it sets: the fields it names, at least one, and an id only if it is the path's.
 func (b userBody) patchFields(id int64) (userFields, error) {
-	if err := b.idIsThePaths(id); err != nil {
+	if err := b.idMatchesPath(id); err != nil {
 		return userFields{}, err
 	}
 	if b.title == nil && b.author == nil && !b.titleIsNull && !b.authorIsNull {
@@ -158,9 +158,9 @@ func optional(field string, value *string, null bool, check func(string) (string
 	return &checked, problem
 }
 
-// idIsThePaths accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON
+// idMatchesPath accepts an id in a PUT or PATCH body only as the id of the path, written as a JSON
 // integer: clients often send back what they read, and that is how they read it.
-func (b userBody) idIsThePaths(id int64) error {
+func (b userBody) idMatchesPath(id int64) error {
 	if b.id != nil && string(b.id) != strconv.FormatInt(id, 10) {
 		return badRequest(fmt.Sprintf("id in the body must be the id of the path, written as the integer %d, or left out", id))
 	}
@@ -196,7 +196,8 @@ func sampleUsers() []userFields {
 		{"Notes on the Analytical Engine", "Ada Lovelace"}, {"Computing Machinery and Intelligence", "Alan Turing"},
 		{"A Discipline of Programming", "Edsger Dijkstra"}, {"The Art of Computer Programming", "Donald Knuth"},
 	} {
-		samples = append(samples, userFields{title: &sample[0], author: &sample[1]})
+		title, author := sample[0], sample[1] // new variables at each turn, whatever the Go version
+		samples = append(samples, userFields{title: &title, author: &author})
 	}
 	return samples
 }
