@@ -87,9 +87,9 @@ func (p preconditions) onUser(current user) error {
 	return p.checkWrite(etag)
 }
 
-// onCollection judges the preconditions of a POST against the collection, whose ETag is that of
-// GET /api/users with no query (docs/api.md, "Conditional requests"). The store runs it under its
-// lock, so the list is read and encoded there: only a conditional POST pays for it.
+// onCollection judges the preconditions of a POST against the collection, whose ETag is the one a
+// GET of /api/users with no query answers (docs/api.md, "Conditional requests"). The store runs it
+// under its lock, so the list is read and encoded there: only a conditional POST pays for it.
 func (p preconditions) onCollection(collection func() ([]user, error)) error {
 	if !p.present() {
 		return nil // an unconditional POST never reads the collection

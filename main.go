@@ -101,9 +101,10 @@ func start(ctx context.Context, cfg *config, stderr io.Writer) error {
 	server := newHTTPServer(handler, cfg.timeouts, logger)
 	server.TLSConfig = cfg.tls
 	listener, err := net.Listen("tcp", cfg.addr) // listening ourselves gives tests a free port with :0
-	if errors.Is(err, syscall.EADDRINUSE) {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
 		return withAdvice(err, "choose another port, such as -addr "+nextPort(cfg.addr)+", or port 0 for any free one")
-	} else if err != nil {
+	case err != nil:
 		return err
 	}
 	served := make(chan error, 1)

@@ -169,7 +169,7 @@ func (s *userStore) isTaken(u user) bool {
 }
 
 // beforeWrite is what every write does first, under mu: a closed store refuses it, and a person's
-// save of the data file is loaded (loadPendingSave, datafile.go), so that the write is judged
+// save of the data file is loaded (loadPendingSave, below), so that the write is judged
 // against it.
 func (s *userStore) beforeWrite() error {
 	if s.closed {

@@ -21,22 +21,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 read -r -a counts <<<"${USERS:-10000 100000 1000000}"
 
-bindir=""
-for dir in "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin; do
-  if [ -x "$dir/initdb" ] && [ -x "$dir/postgres" ]; then bindir=$dir; fi
-done
-[ -n "$bindir" ] || { echo "no PostgreSQL server on this machine (apt-get install postgresql)" >&2; exit 1; }
+source examples/postgres/postgres.sh # find_postgres, start_postgres, stop_postgres
+find_postgres || { echo "no PostgreSQL server on this machine (apt-get install postgresql)" >&2; exit 1; }
 
 work=$(mktemp -d)
 chmod 755 "$work"
 program_pid=""
-postgres_pid=""
 cleanup() {
   if [ -n "$program_pid" ]; then kill "$program_pid" 2>/dev/null || true; fi
-  if [ -n "$postgres_pid" ]; then
-    kill -INT "$postgres_pid" 2>/dev/null || true
-    while kill -0 "$postgres_pid" 2>/dev/null; do sleep 0.1; done
-  fi
+  stop_postgres
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -46,23 +39,7 @@ echo "building examples/postgres and bench/pgseed"
 examples/postgres/build.sh "$work/app" >/dev/null
 go build -o "$work/pgseed" ./bench/pgseed
 
-run_as_postgres() { # initdb and postgres refuse to run as root
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
-port=""
-for candidate in $(shuf -i 20000-32000 -n 50); do # below the ephemeral ports, as in check.sh
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then port=$candidate; break; fi
-done
-mkdir "$work/pg"
-[ "$(id -u)" = 0 ] && chown postgres "$work/pg"
-run_as_postgres "$bindir/initdb" -D "$work/pg/data" -U users --auth=trust --no-sync >"$work/initdb.log" 2>&1
-run_as_postgres "$bindir/postgres" -D "$work/pg/data" -p "$port" -k "$work/pg" -c listen_addresses=127.0.0.1 \
-  -c fsync=off >"$work/postgres.log" 2>&1 &
-for _ in $(seq 100); do
-  "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" && break
-  sleep 0.1
-done
-postgres_pid=$(head -1 "$work/pg/data/postmaster.pid")
+start_postgres "$work/pg" || { echo "PostgreSQL did not start" >&2; exit 1; }
 psql() { "$bindir/psql" -h 127.0.0.1 -p "$port" -U users -X -q -A -t "$@"; }
 echo "$("$bindir/postgres" --version), default settings but fsync=off, on $(nproc) CPUs; Go $(go env GOVERSION)"
 

@@ -18,11 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 
-bindir=""
-for dir in "$(pg_config --bindir 2>/dev/null || true)" /usr/lib/postgresql/*/bin; do
-  if [ -x "$dir/initdb" ] && [ -x "$dir/postgres" ]; then bindir=$dir; fi
-done
-if [ -z "$bindir" ]; then
+source ./postgres.sh # find_postgres, start_postgres, stop_postgres
+if ! find_postgres; then
   echo "PostgreSQL check skipped: no PostgreSQL server on this machine (apt-get install postgresql)"
   exit 77
 fi
@@ -30,13 +27,9 @@ fi
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
-postgres_pid=""
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [ -n "$postgres_pid" ]; then # a fast stop, then wait for the server to be gone
-    kill -INT "$postgres_pid" 2>/dev/null || true
-    while kill -0 "$postgres_pid" 2>/dev/null; do sleep 0.1; done
-  fi
+  stop_postgres
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -54,28 +47,7 @@ fi
 (cd "$root" && go build -o "$work/memory" .)
 
 echo "== a PostgreSQL of the check's own, $("$bindir/postgres" --version)"
-run_as_postgres() { # initdb and postgres refuse to run as root
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
-port=""
-# Below Linux's ephemeral ports (32768 up), which the check's own clients take by the thousand: a
-# port that no one listens on may still be bound by a client, and the server's bind would fail.
-for candidate in $(shuf -i 20000-32000 -n 50); do
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then port=$candidate; break; fi
-done
-[ -n "$port" ] || fail "no free port"
-mkdir "$work/pg"
-[ "$(id -u)" = 0 ] && chown postgres "$work/pg"
-run_as_postgres "$bindir/initdb" -D "$work/pg/data" -U users --auth=trust --no-sync >"$work/initdb.log" 2>&1 ||
-  { cat "$work/initdb.log"; fail "initdb"; }
-run_as_postgres "$bindir/postgres" -D "$work/pg/data" -p "$port" -k "$work/pg" -c listen_addresses=127.0.0.1 \
-  -c fsync=off >"$work/postgres.log" 2>&1 &
-for _ in $(seq 100); do
-  "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" && break
-  sleep 0.1
-done
-"$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" || { cat "$work/postgres.log"; fail "PostgreSQL did not start"; }
-postgres_pid=$(head -1 "$work/pg/data/postmaster.pid") # the server's own pid: runuser's would not pass a signal on
+start_postgres "$work/pg" || fail "PostgreSQL did not start"
 server=postgres://users@127.0.0.1:$port
 createdb() { "$bindir/createdb" -h 127.0.0.1 -p "$port" -U users "$@"; }
 psql() { "$bindir/psql" -h 127.0.0.1 -p "$port" -U users -X -q -A -t "$@"; }
